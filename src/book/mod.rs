@@ -1,0 +1,430 @@
+//! The book container: a versioned binary file of checksummed sections,
+//! memory-mapped and fully validated on open.
+//!
+//! Every game's book is one container. Layout (all integers little-endian):
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `ENDBOOK\0` |
+//! | 8 | 4 | container format version ([`FORMAT_VERSION`]) |
+//! | 12 | 4 | game tag, four ASCII bytes (`OWAR` for Oware) |
+//! | 16 | 4 | `P`, number of game parameters (at most [`MAX_PARAMS`]) |
+//! | 20 | 4 | `S`, number of sections (at most [`MAX_SECTIONS`]) |
+//! | 24 | 8·P | game parameters, `u64` each |
+//! | … | 40·S | section table: offset `u64`, length `u64`, two game-defined `u64`s, CRC-32 of the section `u32`, zero `u32` |
+//! | … | 4 | CRC-32 of every header byte before it |
+//!
+//! Sections follow the header, each at a multiple of [`SECTION_ALIGN`], in
+//! table order, without overlap; the file ends with the last section. Opening
+//! checks all of this and every checksum, so a truncated, corrupt or foreign
+//! file is an error before any value is read.
+//!
+//! Files are written under a temporary name beside the target and renamed
+//! into place once complete, so a crash never leaves a partial book behind.
+
+use memmap2::Mmap;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+/// First eight bytes of every book.
+pub const MAGIC: [u8; 8] = *b"ENDBOOK\0";
+/// Version of the container layout.
+pub const FORMAT_VERSION: u32 = 1;
+/// Most game parameters a header may have.
+pub const MAX_PARAMS: u32 = 64;
+/// Most sections a header may have.
+pub const MAX_SECTIONS: u32 = 4096;
+/// Sections start at multiples of this many bytes (a cache line).
+pub const SECTION_ALIGN: u64 = 64;
+
+const FIXED_HEADER: usize = 24;
+const SECTION_ENTRY: usize = 40;
+
+/// One section's table entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionInfo {
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Two numbers whose meaning the game defines.
+    pub meta: [u64; 2],
+    /// CRC-32 (IEEE) of the section's bytes.
+    pub crc32: u32,
+}
+
+/// Why a book could not be opened or written.
+#[derive(Debug)]
+pub enum BookError {
+    /// Reading or writing the file failed.
+    Io { path: PathBuf, source: io::Error },
+    /// The file does not start with the book magic.
+    NotABook { path: PathBuf },
+    /// A container version this build does not read.
+    UnsupportedVersion { path: PathBuf, version: u32 },
+    /// A book of another game.
+    WrongGame {
+        path: PathBuf,
+        expected: [u8; 4],
+        found: [u8; 4],
+    },
+    /// The file is shorter than its header says.
+    Truncated {
+        path: PathBuf,
+        needed: u64,
+        len: u64,
+    },
+    /// A checksum does not match: the header or a section was altered.
+    ChecksumMismatch { path: PathBuf, what: String },
+    /// The header's contents are inconsistent.
+    Corrupt { path: PathBuf, reason: String },
+}
+
+impl fmt::Display for BookError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BookError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            BookError::NotABook { path } => {
+                write!(f, "{}: not an endbook book (bad magic)", path.display())
+            }
+            BookError::UnsupportedVersion { path, version } => write!(
+                f,
+                "{}: book format version {version} is not supported (this build reads version {FORMAT_VERSION})",
+                path.display()
+            ),
+            BookError::WrongGame {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: a book for game '{}', expected '{}'",
+                path.display(),
+                String::from_utf8_lossy(found),
+                String::from_utf8_lossy(expected)
+            ),
+            BookError::Truncated { path, needed, len } => write!(
+                f,
+                "{}: truncated: {len} bytes, the header needs {needed}",
+                path.display()
+            ),
+            BookError::ChecksumMismatch { path, what } => {
+                write!(f, "{}: checksum mismatch in {what}: the file is corrupt", path.display())
+            }
+            BookError::Corrupt { path, reason } => {
+                write!(f, "{}: corrupt header: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for BookError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BookError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The bytes of an open book.
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(map) => map,
+            Bytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+/// A validated container.
+pub struct Container {
+    path: PathBuf,
+    bytes: Bytes,
+    game: [u8; 4],
+    params: Vec<u64>,
+    sections: Vec<SectionInfo>,
+}
+
+impl Container {
+    /// Maps and validates the book at `path`, which must be of game `game`.
+    pub fn open(path: &Path, game: [u8; 4]) -> Result<Container, BookError> {
+        let io_error = |source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = File::open(path).map_err(io_error)?;
+        let len = file.metadata().map_err(io_error)?.len();
+        let bytes = if len == 0 {
+            Bytes::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is only ever read, as plain bytes, and every byte
+            // is validated below before use. As with any file mapping, another
+            // process truncating or rewriting the file while it is open is
+            // outside what this process can guard against; books are written
+            // once under a temporary name and renamed, never modified in place.
+            Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(io_error)?)
+        };
+        Self::validate(path.to_owned(), bytes, game)
+    }
+
+    /// Validates a book held in memory; `name` is used in error messages.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>, game: [u8; 4]) -> Result<Container, BookError> {
+        Self::validate(PathBuf::from(name), Bytes::Owned(bytes), game)
+    }
+
+    fn validate(path: PathBuf, bytes: Bytes, game: [u8; 4]) -> Result<Container, BookError> {
+        let len = bytes.len() as u64;
+        let truncated = |needed: u64| BookError::Truncated {
+            path: path.clone(),
+            needed,
+            len,
+        };
+        let corrupt = |reason: String| BookError::Corrupt {
+            path: path.clone(),
+            reason,
+        };
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            return Err(BookError::NotABook { path });
+        }
+        if bytes.len() < FIXED_HEADER {
+            return Err(truncated(FIXED_HEADER as u64));
+        }
+        let version = read_u32(&bytes, 8);
+        if version != FORMAT_VERSION {
+            return Err(BookError::UnsupportedVersion { path, version });
+        }
+        let found: [u8; 4] = bytes[12..16].try_into().unwrap();
+        if found != game {
+            return Err(BookError::WrongGame {
+                path,
+                expected: game,
+                found,
+            });
+        }
+        let param_count = read_u32(&bytes, 16);
+        let section_count = read_u32(&bytes, 20);
+        if param_count > MAX_PARAMS || section_count > MAX_SECTIONS {
+            return Err(corrupt(format!(
+                "{param_count} parameters and {section_count} sections exceed the limits"
+            )));
+        }
+        let header_len = header_len(param_count as usize, section_count as usize);
+        if bytes.len() < header_len {
+            return Err(truncated(header_len as u64));
+        }
+        let stored_crc = read_u32(&bytes, header_len - 4);
+        if crc32fast::hash(&bytes[..header_len - 4]) != stored_crc {
+            return Err(BookError::ChecksumMismatch {
+                path,
+                what: "the header".into(),
+            });
+        }
+        let params: Vec<u64> = (0..param_count as usize)
+            .map(|i| read_u64(&bytes, FIXED_HEADER + 8 * i))
+            .collect();
+        let table = FIXED_HEADER + 8 * param_count as usize;
+        let mut sections = Vec::with_capacity(section_count as usize);
+        let mut end = header_len as u64;
+        for i in 0..section_count as usize {
+            let entry = table + SECTION_ENTRY * i;
+            let section = SectionInfo {
+                offset: read_u64(&bytes, entry),
+                len: read_u64(&bytes, entry + 8),
+                meta: [read_u64(&bytes, entry + 16), read_u64(&bytes, entry + 24)],
+                crc32: read_u32(&bytes, entry + 32),
+            };
+            if section.offset % SECTION_ALIGN != 0 || section.offset < end {
+                return Err(corrupt(format!(
+                    "section {i} starts at {} (must be aligned and after byte {end})",
+                    section.offset
+                )));
+            }
+            end = section
+                .offset
+                .checked_add(section.len)
+                .ok_or_else(|| corrupt(format!("section {i} is longer than any file")))?;
+            sections.push(section);
+        }
+        if len < end {
+            return Err(truncated(end));
+        }
+        if len > end {
+            return Err(corrupt(format!(
+                "{} bytes after the last section",
+                len - end
+            )));
+        }
+        for (i, section) in sections.iter().enumerate() {
+            let data = &bytes[section.offset as usize..(section.offset + section.len) as usize];
+            if crc32fast::hash(data) != section.crc32 {
+                return Err(BookError::ChecksumMismatch {
+                    path,
+                    what: format!("section {i}"),
+                });
+            }
+        }
+        Ok(Container {
+            path,
+            bytes,
+            game,
+            params,
+            sections,
+        })
+    }
+
+    /// Where the book was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The game tag.
+    pub fn game(&self) -> [u8; 4] {
+        self.game
+    }
+
+    /// The game parameters.
+    pub fn params(&self) -> &[u64] {
+        &self.params
+    }
+
+    /// The section table.
+    pub fn sections(&self) -> &[SectionInfo] {
+        &self.sections
+    }
+
+    /// The bytes of section `i`.
+    pub fn section(&self, i: usize) -> &[u8] {
+        let section = &self.sections[i];
+        &self.bytes[section.offset as usize..(section.offset + section.len) as usize]
+    }
+
+    /// Total file size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// An error about this book's contents.
+    pub fn corrupt(&self, reason: String) -> BookError {
+        BookError::Corrupt {
+            path: self.path.clone(),
+            reason,
+        }
+    }
+}
+
+/// One section to write.
+pub struct SectionData<'a> {
+    /// Two numbers whose meaning the game defines.
+    pub meta: [u64; 2],
+    /// The section's bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Writes a container to `path`: first to a temporary file beside it, then
+/// renamed into place.
+pub fn write(
+    path: &Path,
+    game: [u8; 4],
+    params: &[u64],
+    sections: &[SectionData<'_>],
+) -> Result<(), BookError> {
+    let temporary = temporary_path(path);
+    let result = write_to(&temporary, game, params, sections)
+        .and_then(|()| std::fs::rename(&temporary, path));
+    result.map_err(|source| {
+        let _ = std::fs::remove_file(&temporary);
+        BookError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// The temporary name a book is written under before being renamed to `path`.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Serialises a container into memory (used by tests and small books).
+pub fn to_bytes(game: [u8; 4], params: &[u64], sections: &[SectionData<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_container(&mut out, game, params, sections).expect("writing to memory cannot fail");
+    out
+}
+
+fn write_to(
+    path: &Path,
+    game: [u8; 4],
+    params: &[u64],
+    sections: &[SectionData<'_>],
+) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    write_container(&mut out, game, params, sections)?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()
+}
+
+fn write_container(
+    out: &mut impl Write,
+    game: [u8; 4],
+    params: &[u64],
+    sections: &[SectionData<'_>],
+) -> io::Result<()> {
+    assert!(params.len() <= MAX_PARAMS as usize && sections.len() <= MAX_SECTIONS as usize);
+    let header_len = header_len(params.len(), sections.len());
+    let mut header = Vec::with_capacity(header_len);
+    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&game);
+    header.extend_from_slice(&(params.len() as u32).to_le_bytes());
+    header.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for param in params {
+        header.extend_from_slice(&param.to_le_bytes());
+    }
+    let mut offset = header_len as u64;
+    let mut offsets = Vec::with_capacity(sections.len());
+    for section in sections {
+        offset = offset.next_multiple_of(SECTION_ALIGN);
+        offsets.push(offset);
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&(section.bytes.len() as u64).to_le_bytes());
+        header.extend_from_slice(&section.meta[0].to_le_bytes());
+        header.extend_from_slice(&section.meta[1].to_le_bytes());
+        header.extend_from_slice(&crc32fast::hash(section.bytes).to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        offset += section.bytes.len() as u64;
+    }
+    header.extend_from_slice(&crc32fast::hash(&header).to_le_bytes());
+    debug_assert_eq!(header.len(), header_len);
+    out.write_all(&header)?;
+    let mut position = header_len as u64;
+    for (section, &offset) in sections.iter().zip(&offsets) {
+        out.write_all(&vec![0u8; (offset - position) as usize])?;
+        out.write_all(section.bytes)?;
+        position = offset + section.bytes.len() as u64;
+    }
+    out.flush()
+}
+
+fn header_len(params: usize, sections: usize) -> usize {
+    FIXED_HEADER + 8 * params + SECTION_ENTRY * sections + 4
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}

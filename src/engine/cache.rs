@@ -1,0 +1,156 @@
+//! The child cache: every state's moves, precomputed once and laid out for the kernels.
+//!
+//! States are grouped in blocks of [`LANES`] consecutive indices. Inside a block
+//! the cache is move-major: row `k` holds the `k`-th move of each of the block's
+//! states, so one AVX2 load fetches the eight child indices a gather needs and
+//! the scalar kernel walks the same bytes in order. States with fewer than
+//! `MOVES` moves are padded with [`PAD_CAPTURE`] moves to child 0, which can
+//! never win the maximum while values stay within [`VALUE_BOUND`].
+
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// States per cache block: one AVX2 register of 32-bit lanes.
+pub const LANES: usize = 8;
+
+/// Largest magnitude a value may have. A padded move scores at most
+/// `PAD_CAPTURE + VALUE_BOUND < -VALUE_BOUND`, so it never beats a real move
+/// or a no-move score.
+pub const VALUE_BOUND: i8 = 63;
+
+/// Capture stored in padding slots.
+pub const PAD_CAPTURE: i8 = i8::MIN;
+
+/// `base` of a state that has moves: the maximum comes from the moves alone.
+pub const HAS_MOVES: i8 = i8::MIN;
+
+/// States per parallel work item when building the cache: large enough to
+/// amortise one unrank, small enough to balance the threads.
+const BUILD_CHUNK_STATES: usize = 1 << 14;
+
+/// Every state's moves as (child index, capture) pairs plus a base score.
+///
+/// A layer update is `v[s] = max(base[s], max_k(capture[s,k] - prev[child[s,k]]))`,
+/// where `base[s]` is the score of a state without moves and [`HAS_MOVES`] otherwise.
+pub struct MoveCache<const MOVES: usize> {
+    states: usize,
+    children: Vec<u32>,
+    captures: Vec<i8>,
+    base: Vec<i8>,
+}
+
+/// Receives the states of one build chunk, in index order.
+pub struct Emitter<'a, const MOVES: usize> {
+    children: &'a mut [u32],
+    captures: &'a mut [i8],
+    base: &'a mut [i8],
+    next: usize,
+}
+
+impl<const MOVES: usize> Emitter<'_, MOVES> {
+    /// Records the next state: its moves as (child index, capture), and the
+    /// score it gets when `moves` is empty.
+    #[inline]
+    pub fn push(&mut self, moves: &[(u32, i8)], no_move_score: i8) {
+        debug_assert!(moves.len() <= MOVES);
+        debug_assert!(no_move_score.abs() <= VALUE_BOUND);
+        let (block, lane) = (self.next / LANES, self.next % LANES);
+        let row = block * MOVES * LANES + lane;
+        for k in 0..MOVES {
+            let (child, capture) = moves.get(k).copied().unwrap_or((0, PAD_CAPTURE));
+            self.children[row + k * LANES] = child;
+            self.captures[row + k * LANES] = capture;
+        }
+        self.base[self.next] = if moves.is_empty() {
+            no_move_score
+        } else {
+            HAS_MOVES
+        };
+        self.next += 1;
+    }
+}
+
+impl<const MOVES: usize> MoveCache<MOVES> {
+    /// Builds the cache for `states` states in parallel. `describe(range, emitter)`
+    /// must push every state of `range` in order.
+    pub fn build<F>(states: usize, describe: F) -> Self
+    where
+        F: Fn(Range<usize>, &mut Emitter<'_, MOVES>) + Sync,
+    {
+        assert!(states <= u32::MAX as usize, "child indices are 32-bit");
+        let blocks = states.div_ceil(LANES);
+        let padded = blocks * LANES;
+        let mut children = vec![0u32; padded * MOVES];
+        let mut captures = vec![PAD_CAPTURE; padded * MOVES];
+        // Padding states beyond `states` have no moves and score 0.
+        let mut base = vec![0i8; padded];
+        let chunk = BUILD_CHUNK_STATES;
+        children
+            .par_chunks_mut(chunk * MOVES)
+            .zip(captures.par_chunks_mut(chunk * MOVES))
+            .zip(base.par_chunks_mut(chunk))
+            .enumerate()
+            .for_each(|(i, ((children, captures), base))| {
+                let start = i * chunk;
+                let end = (start + chunk).min(states);
+                let mut emitter = Emitter {
+                    children,
+                    captures,
+                    base,
+                    next: 0,
+                };
+                describe(start..end, &mut emitter);
+                assert_eq!(emitter.next, end - start, "describe must push every state");
+            });
+        MoveCache {
+            states,
+            children,
+            captures,
+            base,
+        }
+    }
+
+    /// Number of states (without the padding of the last block).
+    pub fn states(&self) -> usize {
+        self.states
+    }
+
+    /// Number of blocks of [`LANES`] states.
+    pub fn blocks(&self) -> usize {
+        self.base.len() / LANES
+    }
+
+    /// Child indices of block `block`, move-major.
+    #[inline(always)]
+    pub fn block_children(&self, block: usize) -> &[u32] {
+        &self.children[block * MOVES * LANES..(block + 1) * MOVES * LANES]
+    }
+
+    /// Captures of block `block`, move-major.
+    #[inline(always)]
+    pub fn block_captures(&self, block: usize) -> &[i8] {
+        &self.captures[block * MOVES * LANES..(block + 1) * MOVES * LANES]
+    }
+
+    /// Base scores of block `block`.
+    #[inline(always)]
+    pub fn block_base(&self, block: usize) -> &[i8] {
+        &self.base[block * LANES..(block + 1) * LANES]
+    }
+
+    /// The moves of state `state` as (child index, capture), padding left out.
+    pub fn moves(&self, state: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
+        let (block, lane) = (state / LANES, state % LANES);
+        (0..MOVES)
+            .map(move |k| {
+                let i = (block * MOVES + k) * LANES + lane;
+                (self.children[i], self.captures[i])
+            })
+            .take_while(|&(_, capture)| capture != PAD_CAPTURE)
+    }
+
+    /// Memory held by the cache, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.children.len() * 4 + self.captures.len() + self.base.len()
+    }
+}

@@ -1,0 +1,144 @@
+//! The Oware board and its text notation.
+//!
+//! Houses are numbered from the point of view of the player to move: 0-5 are
+//! theirs, 6-11 the opponent's, and sowing runs 0, 1, ..., 11, 0, ... The text
+//! notation is the 12 counts in that order, as a CodinGame bot reads its input:
+//! `"4 4 4 4 4 4 4 4 4 4 4 4"` is the opening position.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Number of houses on the board.
+pub const HOUSES: usize = 12;
+/// Houses per side.
+pub const SIDE: usize = 6;
+
+/// Most seeds a board may hold in all, so that no house count can overflow.
+pub const MAX_BOARD_SEEDS: u32 = u8::MAX as u32;
+
+/// A board seen by the player to move (houses 0-5 are theirs).
+///
+/// A board holds at most [`MAX_BOARD_SEEDS`] seeds in all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Board {
+    houses: [u8; HOUSES],
+}
+
+impl Board {
+    /// The board with these house counts, player to move first.
+    ///
+    /// Panics if the board holds more than [`MAX_BOARD_SEEDS`] seeds.
+    pub fn new(houses: [u8; HOUSES]) -> Board {
+        let board = Board { houses };
+        assert!(
+            board.seeds() <= MAX_BOARD_SEEDS,
+            "a board holds at most 255 seeds"
+        );
+        board
+    }
+
+    /// The seed counts, houses 0..11.
+    pub const fn houses(&self) -> &[u8; HOUSES] {
+        &self.houses
+    }
+
+    pub(crate) fn houses_mut(&mut self) -> &mut [u8; HOUSES] {
+        &mut self.houses
+    }
+
+    /// Total seeds on the board.
+    pub fn seeds(&self) -> u32 {
+        self.houses.iter().map(|&h| h as u32).sum()
+    }
+
+    /// Seeds on the side of the player to move (houses 0-5).
+    pub fn own_seeds(&self) -> u32 {
+        self.houses[..SIDE].iter().map(|&h| h as u32).sum()
+    }
+
+    /// Seeds on the opponent's side (houses 6-11).
+    pub fn opponent_seeds(&self) -> u32 {
+        self.houses[SIDE..].iter().map(|&h| h as u32).sum()
+    }
+
+    /// The same board seen by the other player.
+    pub fn flipped(&self) -> Board {
+        let mut houses = [0; HOUSES];
+        houses[..SIDE].copy_from_slice(&self.houses[SIDE..]);
+        houses[SIDE..].copy_from_slice(&self.houses[..SIDE]);
+        Board { houses }
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, h) in self.houses.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a board's text could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseBoardError {
+    /// Not exactly 12 counts.
+    WrongCount(usize),
+    /// A count that is not a non-negative integer, with its house.
+    NotACount { house: usize, text: String },
+    /// More than [`MAX_BOARD_SEEDS`] seeds in all.
+    TooManySeeds(u32),
+}
+
+impl fmt::Display for ParseBoardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseBoardError::WrongCount(n) => write!(
+                f,
+                "a board is 12 seed counts (houses 0-11, player to move first), found {n}"
+            ),
+            ParseBoardError::NotACount { house, text } => write!(
+                f,
+                "house {house}: '{text}' is not a seed count (an integer from 0 to 255)"
+            ),
+            ParseBoardError::TooManySeeds(n) => {
+                write!(
+                    f,
+                    "the board holds {n} seeds; at most {MAX_BOARD_SEEDS} are allowed"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParseBoardError {}
+
+impl FromStr for Board {
+    type Err = ParseBoardError;
+
+    /// Reads 12 counts separated by spaces and/or commas.
+    fn from_str(text: &str) -> Result<Board, ParseBoardError> {
+        let fields: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|f| !f.is_empty())
+            .collect();
+        if fields.len() != HOUSES {
+            return Err(ParseBoardError::WrongCount(fields.len()));
+        }
+        let mut houses = [0u8; HOUSES];
+        for (house, (slot, field)) in houses.iter_mut().zip(&fields).enumerate() {
+            *slot = field.parse().map_err(|_| ParseBoardError::NotACount {
+                house,
+                text: field.to_string(),
+            })?;
+        }
+        let board = Board { houses };
+        if board.seeds() > MAX_BOARD_SEEDS {
+            return Err(ParseBoardError::TooManySeeds(board.seeds()));
+        }
+        Ok(board)
+    }
+}

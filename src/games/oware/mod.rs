@@ -1,0 +1,13 @@
+//! Oware Abapa (CodinGame rules): board, rules, indexing, generation and books.
+
+pub mod board;
+pub mod book;
+pub mod generate;
+pub mod index;
+pub mod rules;
+
+pub use board::{Board, ParseBoardError, HOUSES, SIDE};
+pub use book::{Analysis, LevelInfo, OwareBook, ProbeError, ScoredMove};
+pub use generate::{generate, GenerateOptions, Generated, DEFAULT_TURN_LIMIT};
+pub use index::{BoardIndex, MAX_BOOK_SEEDS};
+pub use rules::{legal_moves, play, MoveOutcome};

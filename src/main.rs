@@ -1,0 +1,4 @@
+fn main() {
+    endbook_cli_placeholder();
+}
+fn endbook_cli_placeholder() {}
