@@ -16,9 +16,12 @@
 //!
 //! let generated = generate(GenerateOptions::new(4), |_| {});
 //! let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
-//! let board: Board = "0 0 0 0 0 1 1 0 0 0 0 0".parse().unwrap();
-//! // Sowing house 5 makes house 6 hold 2: the player to move captures both seeds.
+//! let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
+//! // With one turn left: sowing house 5 makes house 6 hold 2, captured.
 //! assert_eq!(book.value(&board, 1).unwrap(), 2);
+//! // With 200: the opponent's seed in house 7 comes back with interest.
+//! let analysis = book.analyse(&board, 200).unwrap();
+//! assert_eq!(analysis.value, book.value(&board, 200).unwrap());
 //! ```
 
 pub mod book;

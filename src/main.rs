@@ -1,4 +1,7 @@
-fn main() {
-    endbook_cli_placeholder();
+//! The `endbook` command line: generate, probe, inspect and export endgame books.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }
-fn endbook_cli_placeholder() {}

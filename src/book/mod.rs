@@ -243,7 +243,7 @@ impl Container {
                 meta: [read_u64(&bytes, entry + 16), read_u64(&bytes, entry + 24)],
                 crc32: read_u32(&bytes, entry + 32),
             };
-            if section.offset % SECTION_ALIGN != 0 || section.offset < end {
+            if !section.offset.is_multiple_of(SECTION_ALIGN) || section.offset < end {
                 return Err(corrupt(format!(
                     "section {i} starts at {} (must be aligned and after byte {end})",
                     section.offset

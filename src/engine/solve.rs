@@ -124,7 +124,8 @@ pub fn solve<const MOVES: usize>(
 
         let mut changed_states = 0;
         let mut all_quiet_below = true;
-        for level in closed..levels {
+        let open_from = closed;
+        for level in open_from..levels {
             let range = level_starts[level]..level_starts[level + 1];
             let changed = if turn == 1 {
                 0

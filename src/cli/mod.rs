@@ -1,0 +1,116 @@
+//! Argument parsing, exit codes and output shared by every game's subcommands.
+//!
+//! Exit codes: 0 on success, 2 for bad input (arguments, boards, book files
+//! that are missing, foreign or corrupt), 1 when the work itself fails (for
+//! example a full disk). Errors go to stderr as one line, `endbook: ...`.
+
+mod oware;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use std::fmt;
+use std::process::ExitCode;
+
+/// Exact endgame books by parallel retrograde analysis.
+///
+/// Generates, for every position up to a size limit and every number of turns
+/// left, the exact value under perfect play; stores it in a checksummed,
+/// memory-mapped book; looks positions up.
+#[derive(Parser)]
+#[command(name = "endbook", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    game: Game,
+}
+
+#[derive(Subcommand)]
+enum Game {
+    /// Oware Abapa (CodinGame rules): net score with perfect play.
+    #[command(subcommand)]
+    Oware(oware::Command),
+}
+
+/// A failed command: what to print and how to exit.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input from the user: exit code 2.
+    Input(String),
+    /// The work itself failed: exit code 1.
+    Failure(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Input(message) | CliError::Failure(message) => f.write_str(message),
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.game {
+        Game::Oware(command) => oware::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("endbook: {error}");
+            match error {
+                CliError::Input(_) => ExitCode::from(2),
+                CliError::Failure(_) => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+/// Sets the number of worker threads (all cores when `None`).
+fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
+    if let Some(threads) = threads {
+        if threads == 0 {
+            return Err(CliError::Input("--threads must be at least 1".into()));
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .map_err(|e| CliError::Failure(format!("cannot start {threads} threads: {e}")))?;
+    }
+    Ok(rayon::current_num_threads())
+}
+
+/// Groups digits in threes: 2704156 -> "2,704,156".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count for people: "523.4 MB".
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Memory the system can still give this process, from /proc/meminfo.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,377 @@
+//! `endbook oware ...`: generate, probe, info, export.
+
+use super::progress::Progress;
+use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
+use clap::{Args, Subcommand, ValueEnum};
+use endbook::book::{temporary_path, BookError};
+use endbook::games::oware::{
+    generate, Board, BoardIndex, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+};
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Generate a book: every board with at most N seeds, every number of turns left.
+    ///
+    /// Prints progress on stderr, then a table per seed level: boards, the last
+    /// turn at which any value changed (values with more turns left repeat it),
+    /// and when the level was done.
+    Generate(GenerateArgs),
+    /// Look positions up: a board's value, each legal move's score, the best moves.
+    ///
+    /// A board is 12 seed counts, houses 0-11, the player to move first (houses
+    /// 0-5 are theirs, sowing runs 0, 1, ..., 11): the order in which a
+    /// CodinGame bot reads its input. The value is the net score the player to
+    /// move gains with perfect play by both sides, seeds already captured aside.
+    Probe(ProbeArgs),
+    /// Show a book's header: rules, turn limit, seed levels, sizes.
+    Info(InfoArgs),
+    /// Export a book to another layout.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// Largest number of seeds on the board.
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    max_seeds: u32,
+    /// Book file to write [default: oware-N.book].
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Largest number of turns left (plies) to solve.
+    #[arg(long, default_value_t = DEFAULT_TURN_LIMIT, value_name = "T")]
+    turn_limit: u32,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "K")]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+pub struct ProbeArgs {
+    /// The book to read.
+    #[arg(long, value_name = "FILE")]
+    book: PathBuf,
+    /// Turns left (plies until the turn limit), 1 to the book's limit.
+    #[arg(long, value_name = "T", required_unless_present = "batch")]
+    turns: Option<u32>,
+    /// The board: 12 counts, houses 0-11, player to move first, e.g. "0 0 0 0 0 1 1 0 0 0 0 0".
+    #[arg(
+        value_name = "BOARD",
+        required_unless_present = "batch",
+        conflicts_with = "batch"
+    )]
+    board: Option<String>,
+    /// Read lines "T h0 h1 ... h11" on stdin, print one value per line.
+    /// Blank lines and lines starting with '#' are skipped. Stops with exit
+    /// code 2 at the first bad line, naming it on stderr.
+    #[arg(long, conflicts_with = "turns")]
+    batch: bool,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// The book to read.
+    #[arg(long, value_name = "FILE")]
+    book: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// The `endSeeds` array of 000-oware-endgame-books.md: one int8 for turns
+    /// left t (1..L) and board s at byte (t-1)*S + s, boards with 1..N seeds by
+    /// seed count, then rank.
+    Flat,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The book to read.
+    #[arg(long, value_name = "FILE")]
+    book: PathBuf,
+    /// Output layout.
+    #[arg(long, value_enum, default_value = "flat")]
+    format: ExportFormat,
+    /// Turn layers to write, 1 to the book's limit [default: up to the last
+    /// turn at which any value changes].
+    #[arg(long, value_name = "L")]
+    layers: Option<u32>,
+    /// File to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+pub fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Generate(args) => run_generate(args),
+        Command::Probe(args) => run_probe(args),
+        Command::Info(args) => run_info(args),
+        Command::Export(args) => run_export(args),
+    }
+}
+
+fn open_book(path: &Path) -> Result<OwareBook, CliError> {
+    OwareBook::open(path).map_err(|e| CliError::Input(e.to_string()))
+}
+
+fn book_failure(error: BookError) -> CliError {
+    CliError::Failure(error.to_string())
+}
+
+/// Upper bound on the generator's memory: the child cache (6 moves of 5 bytes
+/// and a base byte per board), two sweep buffers, and every stored layer.
+fn memory_estimate(states: u64, turn_limit: u32) -> u64 {
+    states * (31 + 2 + u64::from(turn_limit))
+}
+
+fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
+    if !(1..=MAX_BOOK_SEEDS).contains(&args.max_seeds) {
+        return Err(CliError::Input(format!(
+            "--max-seeds must be between 1 and {MAX_BOOK_SEEDS}, got {}",
+            args.max_seeds
+        )));
+    }
+    if !(1..=u32::from(u16::MAX)).contains(&args.turn_limit) {
+        return Err(CliError::Input(format!(
+            "--turn-limit must be between 1 and {}, got {}",
+            u16::MAX,
+            args.turn_limit
+        )));
+    }
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
+    let threads = configure_threads(args.threads)?;
+    let states = BoardIndex::new(args.max_seeds).states() as u64;
+    let estimate = memory_estimate(states, args.turn_limit);
+    if let Some(available) = available_memory() {
+        if estimate > available {
+            return Err(CliError::Input(format!(
+                "{} seeds needs up to {} of memory, only {} is available",
+                args.max_seeds,
+                human_bytes(estimate),
+                human_bytes(available)
+            )));
+        }
+    }
+    let options = GenerateOptions {
+        max_seeds: args.max_seeds,
+        turn_limit: args.turn_limit,
+        ..GenerateOptions::new(args.max_seeds)
+    };
+    eprintln!(
+        "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, {} kernel, memory up to {}",
+        grouped(states),
+        args.max_seeds,
+        args.turn_limit,
+        threads,
+        options.kernel.name(),
+        human_bytes(estimate)
+    );
+
+    let start = Instant::now();
+    let mut progress = Progress::new();
+    let levels = args.max_seeds as usize + 1;
+    let generated = generate(options, |report| {
+        progress.update(|| {
+            format!(
+                "turn {}/{}  changed {}  levels done {}/{}  {:.1} s",
+                report.turn,
+                report.turn_limit,
+                grouped(report.changed_states),
+                report.closed_levels,
+                levels,
+                report.elapsed.as_secs_f64()
+            )
+        })
+    });
+    progress.finish();
+    let solve_time = start.elapsed();
+    OwareBook::write(&out, &generated).map_err(book_failure)?;
+    let total_time = start.elapsed();
+
+    let solution = &generated.solution;
+    println!("seeds        boards  last change  done after");
+    for (seeds, level) in solution.levels.iter().enumerate() {
+        println!(
+            "{seeds:>5} {:>13} {:>12} {:>9.3} s",
+            grouped(level.states as u64),
+            level.last_change,
+            generated.cache_time.as_secs_f64() + level.closed_after.as_secs_f64()
+        );
+    }
+    let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "total {} boards, {} layers swept, {:.3} s (child cache {:.3} s, sweeps {:.3} s, write {:.3} s)",
+        grouped(states),
+        solution.turns_swept,
+        total_time.as_secs_f64(),
+        generated.cache_time.as_secs_f64(),
+        solution.elapsed.as_secs_f64(),
+        (total_time - solve_time).as_secs_f64()
+    );
+    println!(
+        "{} state updates, {:.3e} state updates/s in the sweeps",
+        grouped(solution.state_updates),
+        solution.state_updates as f64 / solution.elapsed.as_secs_f64()
+    );
+    println!("wrote {} ({})", out.display(), human_bytes(file_len));
+    Ok(())
+}
+
+fn parse_board(text: &str) -> Result<Board, String> {
+    text.parse::<Board>().map_err(|e| e.to_string())
+}
+
+fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
+    let book = open_book(&args.book)?;
+    if args.batch {
+        return run_batch(&book);
+    }
+    let (Some(turns), Some(text)) = (args.turns, args.board) else {
+        unreachable!("clap requires --turns and BOARD without --batch");
+    };
+    let board = parse_board(&text).map_err(CliError::Input)?;
+    let analysis = book
+        .analyse(&board, turns)
+        .map_err(|e| CliError::Input(e.to_string()))?;
+    let houses = board.houses();
+    let side = |range: std::ops::Range<usize>| {
+        houses[range]
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!(
+        "board       {} | {}   (player to move: houses 0-5)",
+        side(0..6),
+        side(6..12)
+    );
+    println!("turns left  {turns}");
+    println!("value       {:+}", analysis.value);
+    if analysis.moves.is_empty() {
+        println!(
+            "no legal move: the game ends and the player to move scores the {} seeds on their side",
+            board.own_seeds()
+        );
+        return Ok(());
+    }
+    println!("house  seeds  capture  score");
+    for mv in &analysis.moves {
+        let best = if mv.score == analysis.value {
+            "  best"
+        } else {
+            ""
+        };
+        println!(
+            "{:>5} {:>6} {:>8} {:>+6}{best}",
+            mv.house, houses[mv.house], mv.capture, mv.score
+        );
+    }
+    let best: Vec<String> = analysis.best_moves().map(|h| h.to_string()).collect();
+    println!(
+        "best move{}: {}",
+        if best.len() > 1 { "s" } else { "" },
+        best.join(" ")
+    );
+    Ok(())
+}
+
+fn run_batch(book: &OwareBook) -> Result<(), CliError> {
+    let stdin = io::stdin().lock();
+    let mut out = BufWriter::new(io::stdout().lock());
+    let write_failed = |e: io::Error| CliError::Failure(format!("writing to stdout: {e}"));
+    for (number, line) in stdin.lines().enumerate() {
+        let number = number + 1;
+        let line = line.map_err(|e| CliError::Input(format!("stdin line {number}: {e}")))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |reason: String| {
+            CliError::Input(format!(
+                "stdin line {number}: {reason} (expected \"T h0 h1 ... h11\")"
+            ))
+        };
+        let (turns, board) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let turns: u32 = turns
+            .parse()
+            .map_err(|_| bad(format!("'{turns}' is not a number of turns")))?;
+        let board = parse_board(board).map_err(bad)?;
+        let value = book.value(&board, turns).map_err(|e| bad(e.to_string()))?;
+        if let Err(e) = writeln!(out, "{value}") {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(write_failed(e));
+        }
+    }
+    out.flush().map_err(write_failed)
+}
+
+fn run_info(args: InfoArgs) -> Result<(), CliError> {
+    let book = open_book(&args.book)?;
+    println!("book          {}", book.path().display());
+    println!("game          Oware Abapa (CodinGame rules)");
+    println!("size          {}", human_bytes(book.file_len()));
+    println!("checksums     verified");
+    println!("max seeds     {}", book.max_seeds());
+    println!("turn limit    {}", book.turn_limit());
+    println!("layers swept  {}", book.turns_swept());
+    println!();
+    println!("seeds        boards  last change  stored bytes");
+    for level in book.levels() {
+        println!(
+            "{:>5} {:>13} {:>12} {:>13}",
+            level.seeds,
+            grouped(level.states),
+            level.last_change,
+            grouped(level.states * u64::from(level.last_change))
+        );
+    }
+    Ok(())
+}
+
+fn run_export(args: ExportArgs) -> Result<(), CliError> {
+    let book = open_book(&args.book)?;
+    let last_change = book
+        .levels()
+        .iter()
+        .map(|l| l.last_change)
+        .max()
+        .unwrap_or(1);
+    let layers = args.layers.unwrap_or(last_change);
+    if !(1..=book.turn_limit()).contains(&layers) {
+        return Err(CliError::Input(format!(
+            "--layers must be between 1 and the book's turn limit {}, got {layers}",
+            book.turn_limit()
+        )));
+    }
+    let ExportFormat::Flat = args.format;
+    let temporary = temporary_path(&args.out);
+    let failed = |e: io::Error| {
+        let _ = std::fs::remove_file(&temporary);
+        CliError::Failure(format!("{}: {e}", args.out.display()))
+    };
+    let file = File::create(&temporary).map_err(failed)?;
+    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    book.export_flat(layers, &mut writer).map_err(failed)?;
+    writer
+        .into_inner()
+        .map_err(|e| failed(e.into_error()))?
+        .sync_all()
+        .map_err(failed)?;
+    std::fs::rename(&temporary, &args.out).map_err(failed)?;
+    eprintln!(
+        "wrote {} ({} bytes: {} layers x {} boards with 1..={} seeds)",
+        args.out.display(),
+        grouped(book.flat_len(layers)),
+        layers,
+        grouped(book.flat_len(1)),
+        book.max_seeds()
+    );
+    Ok(())
+}

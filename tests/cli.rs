@@ -1,0 +1,354 @@
+//! The `endbook` binary: commands, output, and exit code 2 with one clear
+//! message (and nothing written) on bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn endbook(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .output()
+        .expect("the endbook binary runs")
+}
+
+fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the endbook binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A 6-seed book generated once by the binary, in a directory kept for the whole run.
+fn book() -> &'static Path {
+    static BOOK: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = BOOK.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("six.book");
+        let out = endbook(&[
+            "oware",
+            "generate",
+            "--max-seeds",
+            "6",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (dir, path)
+    });
+    path
+}
+
+fn book_arg() -> &'static str {
+    book().to_str().unwrap()
+}
+
+/// Asserts exit code 2 and a single `endbook:` line on stderr containing `needle`.
+fn assert_input_error(out: &Output, needle: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing on stdout: {}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn generate_prints_a_table_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("three.book");
+    let out = endbook(&[
+        "oware",
+        "generate",
+        "--max-seeds",
+        "3",
+        "--turn-limit",
+        "50",
+        "--threads",
+        "1",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("last change"), "{stdout}");
+    // One row per level 0..=3, with the article's board counts.
+    for (seeds, boards) in [(0, "1"), (1, "12"), (2, "78"), (3, "364")] {
+        assert!(
+            stdout.lines().any(|l| l
+                .split_whitespace()
+                .take(2)
+                .eq([&seeds.to_string()[..], boards])),
+            "level {seeds}: {stdout}"
+        );
+    }
+    assert!(stdout.contains("state updates/s"), "{stdout}");
+    assert!(path.exists());
+    let info = text(&endbook(&["oware", "info", "--book", path.to_str().unwrap()]).stdout);
+    assert!(info.contains("turn limit    50"), "{info}");
+    assert!(info.contains("max seeds     3"), "{info}");
+}
+
+#[test]
+fn probe_shows_value_moves_and_best_move() {
+    // Sowing house 5 makes house 6 hold 2 and captures it; house 7 keeps the opponent alive.
+    let out = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "--turns",
+        "1",
+        "0 0 0 0 0 1 1 1 0 0 0 0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("value       +2"), "{stdout}");
+    assert!(stdout.contains("best move: 5"), "{stdout}");
+}
+
+#[test]
+fn probe_reports_the_end_of_the_game() {
+    // The opponent is empty and one seed in house 0 cannot reach them.
+    let out = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "--turns",
+        "7",
+        "1,0,0,0,0,0,0,0,0,0,0,0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("value       +1"), "{stdout}");
+    assert!(stdout.contains("no legal move"), "{stdout}");
+}
+
+#[test]
+fn batch_prints_one_value_per_line_matching_single_probes() {
+    let queries = [
+        "1 0 0 0 0 0 1 1 1 0 0 0 0",
+        "200 0 0 0 0 0 1 1 1 0 0 0 0",
+        "12 1 2 0 0 0 0 0 0 3 0 0 0",
+        "3 0 0 0 0 0 0 0 0 0 0 0 0",
+    ];
+    let input = format!(
+        "# comment\n{}\n\n{}\n",
+        queries[..2].join("\n"),
+        queries[2..].join("\n")
+    );
+    let out = endbook_with_stdin(&["oware", "probe", "--book", book_arg(), "--batch"], &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let values: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(values.len(), queries.len());
+    for (query, value) in queries.iter().zip(&values) {
+        let (turns, board) = query.split_once(' ').unwrap();
+        let single = endbook(&[
+            "oware",
+            "probe",
+            "--book",
+            book_arg(),
+            "--turns",
+            turns,
+            board,
+        ]);
+        let expected = format!("value       {:+}", value.parse::<i32>().unwrap());
+        assert!(text(&single.stdout).contains(&expected), "{query}: {value}");
+    }
+}
+
+#[test]
+fn batch_names_the_bad_line_and_fails() {
+    let input = "5 0 0 0 0 0 1 1 1 0 0 0 0\n5 0 0 0 0 0 1 1 1 0 0 0\n5 0 0 0 0 0 1 1 1 0 0 0 0\n";
+    let out = endbook_with_stdin(&["oware", "probe", "--book", book_arg(), "--batch"], input);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("line 2"), "{stderr}");
+    assert!(stderr.contains("found 11"), "{stderr}");
+    // Lines before the bad one are answered, none after it.
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+}
+
+#[test]
+fn malformed_boards_and_turns_exit_2() {
+    let probe = |turns: &str, board: &str| {
+        endbook(&[
+            "oware",
+            "probe",
+            "--book",
+            book_arg(),
+            "--turns",
+            turns,
+            board,
+        ])
+    };
+    assert_input_error(&probe("3", "1 2 3"), "found 3");
+    assert_input_error(&probe("3", "1 0 0 0 0 0 0 0 0 0 0 0 0"), "found 13");
+    assert_input_error(&probe("3", "1 0 0 0 x 0 0 0 0 0 0 0"), "house 4: 'x'");
+    assert_input_error(&probe("3", "1 0 0 0 0 0 0 0 0 0 0 -1"), "house 11: '-1'");
+    assert_input_error(&probe("3", "1 0 0 0 0 0 0 0 0 0 0 999"), "house 11: '999'");
+    assert_input_error(&probe("3", "7 0 0 0 0 0 0 0 0 0 0 0"), "at most 6");
+    assert_input_error(&probe("0", "1 0 0 0 0 0 0 0 0 0 0 0"), "got 0");
+    assert_input_error(&probe("201", "1 0 0 0 0 0 0 0 0 0 0 0"), "got 201");
+    let negative_turns = probe("-3", "1 0 0 0 0 0 0 0 0 0 0 0");
+    assert_eq!(negative_turns.status.code(), Some(2));
+}
+
+#[test]
+fn missing_and_foreign_books_exit_2_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.book");
+    let foreign = dir.path().join("foreign.book");
+    std::fs::write(&foreign, b"#!/bin/sh\necho not a book\n").unwrap();
+    let out_path = dir.path().join("out.bin");
+    for book in [&missing, &foreign] {
+        let book = book.to_str().unwrap();
+        assert_input_error(
+            &endbook(&[
+                "oware",
+                "probe",
+                "--book",
+                book,
+                "--turns",
+                "3",
+                "1 0 0 0 0 0 0 0 0 0 0 0",
+            ]),
+            book,
+        );
+        assert_input_error(&endbook(&["oware", "info", "--book", book]), book);
+        let export = endbook(&[
+            "oware",
+            "export",
+            "--book",
+            book,
+            "--out",
+            out_path.to_str().unwrap(),
+        ]);
+        assert_input_error(&export, book);
+    }
+    assert_input_error(
+        &endbook(&[
+            "oware",
+            "export",
+            "--book",
+            book_arg(),
+            "--layers",
+            "0",
+            "--out",
+            out_path.to_str().unwrap(),
+        ]),
+        "--layers",
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "only the foreign file: {names:?}");
+}
+
+#[test]
+fn generate_rejects_bad_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.book");
+    let out = out.to_str().unwrap();
+    assert_input_error(
+        &endbook(&["oware", "generate", "--max-seeds", "0", "--out", out]),
+        "--max-seeds",
+    );
+    assert_input_error(
+        &endbook(&["oware", "generate", "--max-seeds", "99", "--out", out]),
+        "--max-seeds",
+    );
+    assert_input_error(
+        &endbook(&[
+            "oware",
+            "generate",
+            "--max-seeds",
+            "3",
+            "--turn-limit",
+            "0",
+            "--out",
+            out,
+        ]),
+        "--turn-limit",
+    );
+    assert_input_error(
+        &endbook(&[
+            "oware",
+            "generate",
+            "--max-seeds",
+            "3",
+            "--threads",
+            "0",
+            "--out",
+            out,
+        ]),
+        "--threads",
+    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn export_flat_matches_the_library_and_repeats_converged_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("flat.bin");
+    let layers = 150;
+    let out = endbook(&[
+        "oware",
+        "export",
+        "--book",
+        book_arg(),
+        "--format",
+        "flat",
+        "--layers",
+        &layers.to_string(),
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let flat = std::fs::read(&out_path).unwrap();
+    let book = endbook::games::oware::OwareBook::open(book()).unwrap();
+    let boards = book.flat_len(1) as usize;
+    assert_eq!(boards, 18563, "the article's cumulative count for 6 seeds");
+    assert_eq!(flat.len(), boards * layers);
+    let mut expected = Vec::new();
+    book.export_flat(layers as u32, &mut expected).unwrap();
+    assert!(flat == expected);
+    // Six-seed values last change well before 150 turns: the last layers repeat.
+    let last_change = book.levels().iter().map(|l| l.last_change).max().unwrap() as usize;
+    assert!(last_change < layers);
+    assert_eq!(
+        flat[(layers - 1) * boards..],
+        flat[(last_change - 1) * boards..last_change * boards]
+    );
+    assert!(!dir.path().join("flat.bin.partial").exists());
+}
+
+#[test]
+fn help_explains_the_notation() {
+    let help = text(&endbook(&["oware", "probe", "--help"]).stdout);
+    assert!(help.contains("houses 0-11"), "{help}");
+    assert!(help.contains("--batch"), "{help}");
+    let help = text(&endbook(&["oware", "generate", "--help"]).stdout);
+    assert!(help.contains("--max-seeds"), "{help}");
+    assert!(help.contains("--turn-limit"), "{help}");
+}
