@@ -7,6 +7,7 @@ use endbook::book::{temporary_path, BookError};
 use endbook::games::oware::{
     generate, Board, BoardIndex, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
+use endbook::kernels::{Kernel, KernelChoice, KernelKind};
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,34 @@ pub struct GenerateArgs {
     /// Worker threads [default: one per core].
     #[arg(long, value_name = "K")]
     threads: Option<usize>,
+    /// Layer-update kernel. `auto` times every kernel this CPU supports on the
+    /// first layers and keeps the fastest; the others force one (all give
+    /// identical books).
+    #[arg(long, value_enum, default_value = "auto")]
+    kernel: KernelArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KernelArg {
+    Auto,
+    Scalar,
+    Portable,
+    Avx2,
+}
+
+impl KernelArg {
+    fn choice(self) -> Result<KernelChoice, CliError> {
+        let kind = match self {
+            KernelArg::Auto => return Ok(KernelChoice::Auto),
+            KernelArg::Scalar => KernelKind::Scalar,
+            KernelArg::Portable => KernelKind::Portable,
+            KernelArg::Avx2 => KernelKind::Avx2,
+        };
+        let kernel = Kernel::new(kind).ok_or_else(|| {
+            CliError::Input(format!("--kernel {kind}: this CPU does not support it"))
+        })?;
+        Ok(KernelChoice::Fixed(kernel))
+    }
 }
 
 #[derive(Args)]
@@ -159,15 +188,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
-        ..GenerateOptions::new(args.max_seeds)
+        kernel: args.kernel.choice()?,
     };
     eprintln!(
-        "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, {} kernel, memory up to {}",
+        "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, memory up to {}",
         grouped(states),
         args.max_seeds,
         args.turn_limit,
         threads,
-        options.kernel.name(),
         human_bytes(estimate)
     );
 
@@ -217,6 +245,20 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         grouped(solution.state_updates),
         solution.state_updates as f64 / solution.elapsed.as_secs_f64()
     );
+    if solution.kernel_trials.is_empty() {
+        println!("kernel {} (forced)", solution.kernel);
+    } else {
+        let trials: Vec<String> = solution
+            .kernel_trials
+            .iter()
+            .map(|t| format!("{} {:.2}", t.kernel, t.ns_per_state))
+            .collect();
+        println!(
+            "kernel {} (auto; fastest trial layer in ns per state update: {})",
+            solution.kernel,
+            trials.join(", ")
+        );
+    }
     println!("wrote {} ({})", out.display(), human_bytes(file_len));
     Ok(())
 }

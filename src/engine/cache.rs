@@ -30,6 +30,9 @@ const BUILD_CHUNK_STATES: usize = 1 << 14;
 
 /// Every state's moves as (child index, capture) pairs plus a base score.
 ///
+/// Every child index is below the state count: [`Emitter::push`] checks it,
+/// and the SIMD kernels rely on it.
+///
 /// A layer update is `v[s] = max(base[s], max_k(capture[s,k] - prev[child[s,k]]))`,
 /// where `base[s]` is the score of a state without moves and [`HAS_MOVES`] otherwise.
 pub struct MoveCache<const MOVES: usize> {
@@ -45,6 +48,7 @@ pub struct Emitter<'a, const MOVES: usize> {
     captures: &'a mut [i8],
     base: &'a mut [i8],
     next: usize,
+    states: usize,
 }
 
 impl<const MOVES: usize> Emitter<'_, MOVES> {
@@ -58,6 +62,8 @@ impl<const MOVES: usize> Emitter<'_, MOVES> {
         let row = block * MOVES * LANES + lane;
         for k in 0..MOVES {
             let (child, capture) = moves.get(k).copied().unwrap_or((0, PAD_CAPTURE));
+            // Kernels read `prev[child]` unchecked: this bound is what makes that sound.
+            assert!((child as usize) < self.states, "child index out of range");
             self.children[row + k * LANES] = child;
             self.captures[row + k * LANES] = capture;
         }
@@ -98,6 +104,7 @@ impl<const MOVES: usize> MoveCache<MOVES> {
                     captures,
                     base,
                     next: 0,
+                    states,
                 };
                 describe(start..end, &mut emitter);
                 assert_eq!(emitter.next, end - start, "describe must push every state");

@@ -17,4 +17,4 @@ mod cache;
 mod solve;
 
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
-pub use solve::{solve, LevelSolution, Solution, SolveOptions, TurnReport};
+pub use solve::{solve, KernelTrial, LevelSolution, Solution, SolveOptions, TurnReport};

@@ -1,7 +1,7 @@
 //! The layer loop: sweep, detect changes per level, store, close converged levels.
 
 use super::cache::{MoveCache, LANES};
-use crate::kernels::{Kernel, LAYER_PADDING};
+use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -18,8 +18,80 @@ const COMPARE_CHUNK: usize = 1 << 16;
 pub struct SolveOptions {
     /// Largest number of turns left to solve.
     pub turn_limit: u32,
-    /// The layer-update kernel.
+    /// The layer-update kernel, or `Auto` to time them all and keep the fastest.
+    pub kernel: KernelChoice,
+}
+
+/// Rounds of timing each kernel gets under [`KernelChoice::Auto`].
+const TRIAL_ROUNDS: usize = 3;
+
+/// How fast one kernel swept, when `Auto` compared them on real layers.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelTrial {
+    /// The kernel.
     pub kernel: Kernel,
+    /// Its fastest layer, in nanoseconds per state update.
+    pub ns_per_state: f64,
+}
+
+/// Picks the kernel for each layer: under `Auto`, the first layers after the
+/// first rotate through the available kernels (each computes identical bytes),
+/// then the fastest of them sweeps the rest.
+struct KernelPicker {
+    trials: Vec<KernelTrial>,
+    rounds_left: usize,
+    next_trial: usize,
+    chosen: Kernel,
+}
+
+impl KernelPicker {
+    fn new(choice: KernelChoice) -> KernelPicker {
+        match choice {
+            KernelChoice::Fixed(kernel) => KernelPicker {
+                trials: Vec::new(),
+                rounds_left: 0,
+                next_trial: 0,
+                chosen: kernel,
+            },
+            KernelChoice::Auto => KernelPicker {
+                trials: Kernel::available()
+                    .map(|kernel| KernelTrial {
+                        kernel,
+                        ns_per_state: f64::INFINITY,
+                    })
+                    .collect(),
+                rounds_left: TRIAL_ROUNDS,
+                next_trial: 0,
+                chosen: Kernel::scalar(),
+            },
+        }
+    }
+
+    /// The kernel for `turn`, and the trial it belongs to, if any.
+    fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
+        // Layer 1 touches every page for the first time: not a fair trial.
+        if turn == 1 || self.rounds_left == 0 {
+            (self.chosen, None)
+        } else {
+            (self.trials[self.next_trial].kernel, Some(self.next_trial))
+        }
+    }
+
+    fn record(&mut self, trial: usize, ns_per_state: f64) {
+        let entry = &mut self.trials[trial];
+        entry.ns_per_state = entry.ns_per_state.min(ns_per_state);
+        let fastest = self
+            .trials
+            .iter()
+            .min_by(|a, b| a.ns_per_state.total_cmp(&b.ns_per_state))
+            .unwrap();
+        self.chosen = fastest.kernel;
+        self.next_trial += 1;
+        if self.next_trial == self.trials.len() {
+            self.next_trial = 0;
+            self.rounds_left -= 1;
+        }
+    }
 }
 
 /// Progress after one layer.
@@ -72,6 +144,10 @@ pub struct Solution {
     pub state_updates: u64,
     /// Time spent in the layer loop.
     pub elapsed: Duration,
+    /// The kernel that swept the layers (after the trials, under `Auto`).
+    pub kernel: Kernel,
+    /// Under `Auto`: every available kernel's fastest trial layer.
+    pub kernel_trials: Vec<KernelTrial>,
 }
 
 /// Solves every state of `cache` for `1..=turn_limit` turns left.
@@ -105,8 +181,11 @@ pub fn solve<const MOVES: usize>(
     let mut closed = 0;
     let mut state_updates = 0u64;
     let mut turns_swept = 0;
+    let mut picker = KernelPicker::new(options.kernel);
 
     for turn in 1..=options.turn_limit {
+        let (kernel, trial) = picker.pick(turn);
+        let sweep_start = Instant::now();
         // Blocks of closed levels hold the same values in both buffers, so a
         // block straddling the boundary may be recomputed harmlessly.
         let first_block = level_starts[closed] / LANES;
@@ -117,8 +196,12 @@ pub fn solve<const MOVES: usize>(
             .enumerate()
             .for_each(|(i, out)| {
                 let block = first_block + i * (SWEEP_CHUNK_STATES / LANES);
-                options.kernel.sweep(cache, block, &prev, out);
+                kernel.sweep(cache, block, &prev, out);
             });
+        if let Some(trial) = trial {
+            let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states.max(1) as f64;
+            picker.record(trial, ns);
+        }
         state_updates += swept_states as u64;
         turns_swept = turn;
 
@@ -173,6 +256,8 @@ pub fn solve<const MOVES: usize>(
         turns_swept,
         state_updates,
         elapsed,
+        kernel: picker.chosen,
+        kernel_trials: picker.trials,
     }
 }
 

@@ -1,41 +1,128 @@
 //! Layer-update kernels: `v[s] = max(base[s], max_k(capture[s,k] - prev[child[s,k]]))`
-//! over a run of cache blocks.
+//! over a run of cache blocks (see [`crate::engine::MoveCache`] for the layout).
 //!
-//! Every kernel computes exactly the same bytes; [`Kernel::Scalar`] is the
-//! oracle the others are tested against.
+//! | kernel | how | chosen |
+//! |---|---|---|
+//! | [`KernelKind::Scalar`] | plain loops; the oracle every other kernel is tested against | always available |
+//! | [`KernelKind::Portable`] | `wide` vectors for the arithmetic, scalar loads for the gathers; instructions fixed at build time | always available |
+//! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states | when the CPU has AVX2 (runtime detection) |
+//!
+//! A [`Kernel`] can only be made for a kind the running CPU supports, so
+//! holding one is the proof the unsafe AVX2 path needs. It is a small `Copy`
+//! value handed to every rayon worker. Which kernel is fastest depends on the
+//! CPU (gathers are slow on some, fast on others), so the engine's
+//! [`KernelChoice::Auto`] times each available kernel on real layers and keeps
+//! the fastest. Every kernel computes exactly the same bytes.
 
+mod portable;
 mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
 
 use crate::engine::{MoveCache, LANES};
+use std::fmt;
 
 /// Bytes a layer buffer must hold past its last state, so that a kernel may
 /// read a 32-bit word at any state's byte.
 pub const LAYER_PADDING: usize = 3;
 
-/// A layer-update implementation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// The plain loop: one gather per move and state.
+/// The layer-update implementations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKind {
+    /// Plain loops.
     Scalar,
+    /// Portable SIMD through the `wide` crate.
+    Portable,
+    /// AVX2 gathers through `std::arch`.
+    Avx2,
 }
 
-impl Kernel {
-    /// The kernel to use on this CPU.
-    pub fn detect() -> Kernel {
-        Kernel::Scalar
-    }
+impl KernelKind {
+    /// Every kind, in the order they are tried and reported.
+    pub const ALL: [KernelKind; 3] = [KernelKind::Scalar, KernelKind::Portable, KernelKind::Avx2];
 
     /// Short name, as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
-            Kernel::Scalar => "scalar",
+            KernelKind::Scalar => "scalar",
+            KernelKind::Portable => "portable",
+            KernelKind::Avx2 => "avx2",
         }
+    }
+
+    /// Whether the running CPU can execute this kernel.
+    pub fn is_supported(self) -> bool {
+        match self {
+            KernelKind::Scalar | KernelKind::Portable => true,
+            KernelKind::Avx2 => x86_64_has_avx2(),
+        }
+    }
+}
+
+impl fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn x86_64_has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn x86_64_has_avx2() -> bool {
+    false
+}
+
+/// A kernel the running CPU supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Kernel {
+    kind: KernelKind,
+}
+
+/// Which kernel the engine runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// Time every available kernel on the first layers and keep the fastest.
+    Auto,
+    /// Always this one.
+    Fixed(Kernel),
+}
+
+impl Kernel {
+    /// The kernel of `kind`, if the running CPU supports it.
+    pub fn new(kind: KernelKind) -> Option<Kernel> {
+        kind.is_supported().then_some(Kernel { kind })
+    }
+
+    /// The scalar kernel, available everywhere.
+    pub fn scalar() -> Kernel {
+        Kernel {
+            kind: KernelKind::Scalar,
+        }
+    }
+
+    /// Every kernel the running CPU supports.
+    pub fn available() -> impl Iterator<Item = Kernel> {
+        KernelKind::ALL.into_iter().filter_map(Kernel::new)
+    }
+
+    /// Which implementation this is.
+    pub fn kind(self) -> KernelKind {
+        self.kind
+    }
+
+    /// Short name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        self.kind.name()
     }
 
     /// Computes `out` (a whole number of blocks) for the blocks starting at
     /// `first_block`, reading the previous layer `prev`.
     ///
-    /// `prev` must hold every child index in the cache plus [`LAYER_PADDING`] bytes.
+    /// `prev` must cover every state of the cache plus [`LAYER_PADDING`] bytes,
+    /// and its values must lie within [`crate::engine::VALUE_BOUND`].
     #[inline]
     pub fn sweep<const MOVES: usize>(
         self,
@@ -44,11 +131,26 @@ impl Kernel {
         prev: &[i8],
         out: &mut [i8],
     ) {
-        assert_eq!(out.len() % LANES, 0);
+        assert_eq!(out.len() % LANES, 0, "whole blocks only");
         assert!(first_block + out.len() / LANES <= cache.blocks());
         assert!(prev.len() >= cache.blocks() * LANES + LAYER_PADDING);
-        match self {
-            Kernel::Scalar => scalar::sweep(cache, first_block, prev, out),
+        match self.kind {
+            KernelKind::Scalar => scalar::sweep(cache, first_block, prev, out),
+            KernelKind::Portable => portable::sweep(cache, first_block, prev, out),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `Kernel` of kind Avx2 is only made after runtime
+            // detection found AVX2; the bounds of `out`, the blocks and `prev`
+            // were asserted above, and every child index in the cache is below
+            // its state count (checked as the cache was built).
+            KernelKind::Avx2 => unsafe { x86_64::avx2::sweep(cache, first_block, prev, out) },
+            #[cfg(not(target_arch = "x86_64"))]
+            KernelKind::Avx2 => unreachable!("no AVX2 kernel is made on this architecture"),
         }
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }

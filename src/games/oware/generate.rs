@@ -4,7 +4,7 @@ use super::board::SIDE;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::{legal_moves, no_move_score};
 use crate::engine::{self, MoveCache, Solution, SolveOptions, TurnReport};
-use crate::kernels::Kernel;
+use crate::kernels::KernelChoice;
 use std::time::{Duration, Instant};
 
 /// The turn limit of CodinGame's Oware Abapa.
@@ -18,16 +18,16 @@ pub struct GenerateOptions {
     /// Turns left from 1 up to this limit.
     pub turn_limit: u32,
     /// Layer-update kernel.
-    pub kernel: Kernel,
+    pub kernel: KernelChoice,
 }
 
 impl GenerateOptions {
-    /// Defaults for `max_seeds`: 200 turns, the detected kernel.
+    /// Defaults for `max_seeds`: 200 turns, the fastest kernel on this CPU.
     pub fn new(max_seeds: u32) -> GenerateOptions {
         GenerateOptions {
             max_seeds,
             turn_limit: DEFAULT_TURN_LIMIT,
-            kernel: Kernel::detect(),
+            kernel: KernelChoice::Auto,
         }
     }
 }
