@@ -243,11 +243,19 @@ impl Container {
                 meta: [read_u64(&bytes, entry + 16), read_u64(&bytes, entry + 24)],
                 crc32: read_u32(&bytes, entry + 32),
             };
+            if read_u32(&bytes, entry + 36) != 0 {
+                return Err(corrupt(format!("section {i}: reserved field is not zero")));
+            }
             if !section.offset.is_multiple_of(SECTION_ALIGN) || section.offset < end {
                 return Err(corrupt(format!(
                     "section {i} starts at {} (must be aligned and after byte {end})",
                     section.offset
                 )));
+            }
+            // Padding is covered by no checksum: it must be zero.
+            let padding = bytes.get(end as usize..section.offset as usize);
+            if padding.is_some_and(|p| p.iter().any(|&b| b != 0)) {
+                return Err(corrupt(format!("non-zero padding before section {i}")));
             }
             end = section
                 .offset
