@@ -5,7 +5,8 @@ use super::{available_memory, configure_threads, grouped, human_bytes, CliError}
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::games::oware::{
-    generate, Board, BoardIndex, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    generate, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
+    DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
 use endbook::kernels::{Kernel, KernelChoice, KernelKind};
 use std::fs::File;
@@ -53,6 +54,30 @@ pub struct GenerateArgs {
     /// identical books).
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
+    /// Move generator for the child cache. `auto` takes bmi2 where pext/pdep
+    /// are fast (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
+    #[arg(long, value_enum, default_value = "auto")]
+    movegen: MoveGenArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MoveGenArg {
+    Auto,
+    Scalar,
+    Bmi2,
+}
+
+impl MoveGenArg {
+    fn movegen(self) -> Result<MoveGen, CliError> {
+        let kind = match self {
+            MoveGenArg::Auto => return Ok(MoveGen::auto()),
+            MoveGenArg::Scalar => MoveGenKind::Scalar,
+            MoveGenArg::Bmi2 => MoveGenKind::Bmi2,
+        };
+        MoveGen::new(kind).ok_or_else(|| {
+            CliError::Input(format!("--movegen {kind}: this CPU does not support it"))
+        })
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -189,6 +214,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
         kernel: args.kernel.choice()?,
+        movegen: args.movegen.movegen()?,
     };
     eprintln!(
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, memory up to {}",
@@ -245,6 +271,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         grouped(solution.state_updates),
         solution.state_updates as f64 / solution.elapsed.as_secs_f64()
     );
+    println!("movegen {}", options.movegen);
     if solution.kernel_trials.is_empty() {
         println!("kernel {} (forced)", solution.kernel);
     } else {

@@ -2,7 +2,8 @@
 
 use super::board::SIDE;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
-use super::rules::{legal_moves, no_move_score};
+use super::movegen::{GeneratedMove, MoveGen};
+use super::rules::no_move_score;
 use crate::engine::{self, MoveCache, Solution, SolveOptions, TurnReport};
 use crate::kernels::KernelChoice;
 use std::time::{Duration, Instant};
@@ -19,6 +20,8 @@ pub struct GenerateOptions {
     pub turn_limit: u32,
     /// Layer-update kernel.
     pub kernel: KernelChoice,
+    /// Move generator for the child cache.
+    pub movegen: MoveGen,
 }
 
 impl GenerateOptions {
@@ -28,6 +31,7 @@ impl GenerateOptions {
             max_seeds,
             turn_limit: DEFAULT_TURN_LIMIT,
             kernel: KernelChoice::Auto,
+            movegen: MoveGen::auto(),
         }
     }
 }
@@ -45,16 +49,19 @@ pub struct Generated {
 }
 
 /// Builds the child cache of every board with at most `index.max_seeds()` seeds.
-pub fn build_cache(index: &BoardIndex) -> MoveCache<SIDE> {
+pub fn build_cache(index: &BoardIndex, movegen: MoveGen) -> MoveCache<SIDE> {
     MoveCache::build(index.states(), |range, emitter| {
+        let mut generated = [GeneratedMove {
+            capture: 0,
+            child: Default::default(),
+        }; SIDE];
         let mut moves = [(0u32, 0i8); SIDE];
         for (board, seeds) in index.boards_from(range.start).take(range.len()) {
-            let mut count = 0;
-            for outcome in legal_moves(&board) {
-                let child_seeds = seeds - u32::from(outcome.capture);
-                let child = index.index_with_seeds(&outcome.child(), child_seeds);
-                moves[count] = (child as u32, outcome.capture as i8);
-                count += 1;
+            let count = movegen.moves(&board, &mut generated);
+            for (slot, generated) in moves.iter_mut().zip(&generated[..count]) {
+                let child_seeds = seeds - u32::from(generated.capture);
+                let child = index.index_with_seeds(&generated.child, child_seeds);
+                *slot = (child as u32, generated.capture as i8);
             }
             emitter.push(&moves[..count], no_move_score(&board) as i8);
         }
@@ -66,7 +73,7 @@ pub fn generate(options: GenerateOptions, observer: impl FnMut(&TurnReport)) -> 
     assert!(options.max_seeds <= MAX_BOOK_SEEDS);
     let start = Instant::now();
     let index = BoardIndex::new(options.max_seeds);
-    let cache = build_cache(&index);
+    let cache = build_cache(&index, options.movegen);
     let cache_time = start.elapsed();
     let solution = engine::solve(
         &cache,

@@ -4,10 +4,12 @@ pub mod board;
 pub mod book;
 pub mod generate;
 pub mod index;
+pub mod movegen;
 pub mod rules;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{Analysis, LevelInfo, OwareBook, ProbeError, ScoredMove};
 pub use generate::{generate, GenerateOptions, Generated, DEFAULT_TURN_LIMIT};
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
+pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};

@@ -1,0 +1,101 @@
+//! Every move generator the CPU supports against the rules module, which
+//! defines the game: every board up to 9 seeds, random boards up to 31, and
+//! whole books.
+
+use endbook::games::oware::movegen::{GeneratedMove, MAX_PACKED_SEEDS};
+use endbook::games::oware::{
+    generate, legal_moves, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
+};
+use std::io::Write;
+
+fn movegens() -> Vec<MoveGen> {
+    for kind in MoveGenKind::ALL {
+        if !kind.is_supported() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "movegen {kind} skipped: this CPU does not support it"
+            );
+        }
+    }
+    MoveGen::available().collect()
+}
+
+fn check(movegen: MoveGen, board: &Board) {
+    let expected: Vec<GeneratedMove> = legal_moves(board)
+        .map(|outcome| GeneratedMove {
+            capture: outcome.capture,
+            child: outcome.child(),
+        })
+        .collect();
+    let mut out = [GeneratedMove {
+        capture: 0,
+        child: Board::default(),
+    }; 6];
+    let count = movegen.moves(board, &mut out);
+    assert_eq!(&out[..count], &expected[..], "{movegen} on {board}");
+}
+
+#[test]
+fn movegens_match_the_rules_on_every_board_up_to_nine_seeds() {
+    let index = BoardIndex::new(9);
+    for movegen in movegens() {
+        for (board, _) in index.boards_from(0) {
+            check(movegen, &board);
+        }
+    }
+}
+
+#[test]
+fn movegens_match_the_rules_on_random_boards_up_to_31_seeds() {
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for movegen in movegens() {
+        for _ in 0..200_000 {
+            let total = next() % u64::from(MAX_PACKED_SEEDS + 1);
+            let mut houses = [0u8; 12];
+            for _ in 0..total {
+                houses[(next() % 12) as usize] += 1;
+            }
+            check(movegen, &Board::new(houses));
+        }
+        // The fullest boards: 31 seeds in one house (laps twice and more).
+        for house in 0..12 {
+            let mut houses = [0u8; 12];
+            houses[house] = 31;
+            check(movegen, &Board::new(houses));
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "at most 31 seeds")]
+fn movegens_refuse_boards_beyond_the_packed_range() {
+    let mut out = [GeneratedMove {
+        capture: 0,
+        child: Board::default(),
+    }; 6];
+    MoveGen::scalar().moves(
+        &Board::new([16, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        &mut out,
+    );
+}
+
+#[test]
+fn forced_movegens_generate_identical_books() {
+    let book = |movegen| {
+        let options = GenerateOptions {
+            movegen,
+            ..GenerateOptions::new(9)
+        };
+        OwareBook::to_bytes(&generate(options, |_| {}))
+    };
+    let scalar = book(MoveGen::scalar());
+    for movegen in movegens() {
+        assert!(book(movegen) == scalar, "{movegen} book differs");
+    }
+}
