@@ -1,0 +1,106 @@
+//! Kernel and movegen variants on real data: the child cache of the 12-seed
+//! Oware book and its layer 20 (values with 20 turns left).
+//!
+//! - `sweep/<kernel>`: one dense layer update over all 2,704,156 boards, on
+//!   one thread (the kernel alone) and on all threads (as the generator runs it);
+//!   throughput in state updates.
+//! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
+//!   in moves.
+//!
+//! Every bench checks its output against the scalar variant's, so a broken
+//! variant cannot look fast.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use endbook::engine::{MoveCache, LANES};
+use endbook::games::oware::generate::build_cache;
+use endbook::games::oware::movegen::GeneratedMove;
+use endbook::games::oware::{Board, BoardIndex, MoveGen};
+use endbook::kernels::{Kernel, LAYER_PADDING};
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Duration;
+
+const SEEDS: u32 = 12;
+/// Layers computed before measuring, so the values are realistic.
+const WARM_LAYERS: usize = 20;
+
+fn sweep_serial(kernel: Kernel, cache: &MoveCache<6>, prev: &[i8], out: &mut [i8]) {
+    kernel.sweep(cache, 0, prev, out);
+}
+
+fn sweep_parallel(kernel: Kernel, cache: &MoveCache<6>, prev: &[i8], out: &mut [i8]) {
+    const CHUNK: usize = 8192;
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(i, out)| kernel.sweep(cache, i * CHUNK / LANES, prev, out));
+}
+
+fn kernels(c: &mut Criterion) {
+    let index = BoardIndex::new(SEEDS);
+    let cache = build_cache(&index, MoveGen::auto());
+    let len = cache.blocks() * LANES;
+    let mut prev = vec![0i8; len + LAYER_PADDING];
+    let mut next = prev.clone();
+    for _ in 0..WARM_LAYERS {
+        sweep_parallel(Kernel::scalar(), &cache, &prev, &mut next[..len]);
+        std::mem::swap(&mut prev, &mut next);
+    }
+    let mut expected = vec![0i8; len];
+    sweep_serial(Kernel::scalar(), &cache, &prev, &mut expected);
+
+    let mut group = c.benchmark_group("sweep");
+    group.throughput(Throughput::Elements(len as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    type Sweep = fn(Kernel, &MoveCache<6>, &[i8], &mut [i8]);
+    let modes: [(&str, Sweep); 2] = [("1-thread", sweep_serial), ("all-threads", sweep_parallel)];
+    for kernel in Kernel::available() {
+        for (mode, sweep) in modes {
+            let mut out = vec![0i8; len];
+            group.bench_function(BenchmarkId::new(kernel.name(), mode), |b| {
+                b.iter(|| sweep(kernel, black_box(&cache), black_box(&prev), &mut out))
+            });
+            assert!(out == expected, "{kernel} ({mode}) computed a wrong layer");
+        }
+    }
+    group.finish();
+}
+
+fn movegens(c: &mut Criterion) {
+    let index = BoardIndex::new(SEEDS);
+    let start = index.level_starts()[SEEDS as usize];
+    let boards: Vec<Board> = index.boards_from(start).map(|(board, _)| board).collect();
+    let run = |movegen: MoveGen| {
+        let mut out = [GeneratedMove {
+            capture: 0,
+            child: Board::default(),
+        }; 6];
+        let (mut moves, mut digest) = (0u64, 0u64);
+        for board in &boards {
+            let count = movegen.moves(black_box(board), &mut out);
+            moves += count as u64;
+            for generated in &out[..count] {
+                digest = digest.rotate_left(5)
+                    ^ u64::from(generated.capture)
+                    ^ index.rank(&generated.child) as u64;
+            }
+        }
+        (moves, digest)
+    };
+    let expected = run(MoveGen::scalar());
+    let mut group = c.benchmark_group("movegen");
+    group.throughput(Throughput::Elements(expected.0));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    for movegen in MoveGen::available() {
+        let mut result = (0, 0);
+        group.bench_function(movegen.kind().name(), |b| b.iter(|| result = run(movegen)));
+        assert_eq!(result, expected, "{movegen} generated different moves");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, kernels, movegens);
+criterion_main!(benches);

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Timing tables for endbook: criterion benches plus end-to-end `generate` runs.
+
+Runs, in one go on this machine:
+  1. `cargo bench --bench kernels` (kernel sweeps and movegens on the 12-seed data);
+  2. `endbook oware generate` for N = 9..12 with every kernel (and auto), on 1
+     thread and on all threads, and with each movegen, REPEAT times each;
+  3. the article's C++ program for N = 9 (compiled with g++ -O3 -march=native
+     from the path given; never copied into the project), REPEAT times.
+Writes results/<cpu-model>/<date>.md and .csv with every configuration column.
+
+Usage: scripts/timings.py --article ../shared/anchors/article-oware-book.cpp [--repeat 5]
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = ROOT / "target" / "release" / "endbook"
+CRITERION = ROOT / "target" / "criterion"
+
+
+def cpu_model():
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown-cpu"
+
+
+def cpu_family():
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("cpu family"):
+            return int(line.split(":", 1)[1])
+    return None
+
+
+def timed(command, cwd=None):
+    """Runs command; returns (wall seconds, peak RSS in bytes, stdout)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    stdout = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        sys.exit(f"failed ({status}): {' '.join(map(str, command))}")
+    return wall, usage.ru_maxrss * 1024, stdout.decode()
+
+
+def summary(samples):
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def run_benches():
+    print("running cargo bench --bench kernels ...", file=sys.stderr)
+    subprocess.run(["cargo", "bench", "--bench", "kernels", "--", "--noplot"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    rows = []
+    for group in ["sweep", "movegen"]:
+        for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
+            bench_dir = estimates.parent
+            name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
+            sample = json.loads((bench_dir / "sample.json").read_text())
+            per_iter = [t / n / 1e9 for t, n in zip(sample["times"], sample["iters"])]
+            benchmark = json.loads((bench_dir / "benchmark.json").read_text())
+            throughput = benchmark.get("throughput") or {}
+            elements = throughput.get("Elements")
+            median, low, high = summary(per_iter)
+            rows.append({"group": group, "name": name, "median": median, "min": low, "max": high,
+                         "elements": elements})
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--article", required=True, type=Path,
+                        help="path to article-oware-book.cpp (compiled, never copied)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per configuration (default 5)")
+    parser.add_argument("--seeds", default="9,10,11,12", help="book sizes to time (default 9,10,11,12)")
+    parser.add_argument("--skip-benches", action="store_true", help="only the end-to-end runs")
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    threads_all = os.cpu_count()
+
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    bench_rows = [] if args.skip_benches else run_benches()
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        article = tmp / "article"
+        subprocess.run(["g++", "-O3", "-march=native", "-o", str(article), str(args.article.resolve())],
+                       check=True)
+        configs = []
+        for n in seeds:
+            for threads in sorted({1, threads_all}):
+                for kernel in ["auto", "scalar", "portable", "avx2"]:
+                    configs.append((n, kernel, "auto", threads))
+            for movegen in ["scalar", "bmi2"]:
+                configs.append((n, "auto", movegen, threads_all))
+        for n, kernel, movegen, threads in configs:
+            samples, peaks, chosen = [], [], None
+            for _ in range(args.repeat):
+                book = tmp / f"oware-{n}.book"
+                wall, peak, out = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
+                                         "--kernel", kernel, "--movegen", movegen, "--threads", str(threads)])
+                samples.append(wall)
+                peaks.append(peak)
+                match = re.search(r"^kernel (\S+)", out, re.M)
+                chosen = match.group(1) if match else kernel
+                book.unlink()
+            median, low, high = summary(samples)
+            label = kernel if kernel != "auto" else f"auto ({chosen})"
+            rows.append({"program": "endbook", "kernel": label, "movegen": movegen, "threads": threads, "N": n,
+                         "median_s": median, "min_s": low, "max_s": high, "peak_rss_mb": max(peaks) / 1e6})
+            print(f"N={n} kernel={label} movegen={movegen} threads={threads}: median {median:.3f} s",
+                  file=sys.stderr)
+        samples, peaks = [], []
+        for _ in range(args.repeat):
+            wall, peak, _ = timed([article, tmp / "flat9.bin"], cwd=tmp)
+            samples.append(wall)
+            peaks.append(peak)
+        median, low, high = summary(samples)
+        article_row = {"program": "article C++ (g++ -O3 -march=native)", "kernel": "-", "movegen": "-",
+                       "threads": 1, "N": 9, "median_s": median, "min_s": low, "max_s": high,
+                       "peak_rss_mb": max(peaks) / 1e6}
+        rows.append(article_row)
+        print(f"article N=9: median {median:.3f} s", file=sys.stderr)
+
+    model = cpu_model()
+    folder = ROOT / "results" / re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.date.today().isoformat()
+    command = f"scripts/timings.py --article {args.article} --repeat {args.repeat} --seeds {args.seeds}"
+
+    with open(folder / f"{stamp}.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["kind", "program", "kernel", "movegen", "threads", "N", "median_s", "min_s", "max_s",
+                         "peak_rss_mb", "throughput_per_s"])
+        for r in rows:
+            writer.writerow(["generate", r["program"], r["kernel"], r["movegen"], r["threads"], r["N"],
+                             f"{r['median_s']:.6f}", f"{r['min_s']:.6f}", f"{r['max_s']:.6f}",
+                             f"{r['peak_rss_mb']:.1f}", ""])
+        for b in bench_rows:
+            parts = b["name"].split("/")
+            kernel = parts[0] if b["group"] == "sweep" else "-"
+            movegen = parts[0] if b["group"] == "movegen" else "-"
+            threads = (1 if parts[1] == "1-thread" else threads_all) if b["group"] == "sweep" else 1
+            rate = b["elements"] / b["median"] if b["elements"] else ""
+            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, threads, 12,
+                             f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
+                             f"{rate:.4g}" if rate else ""])
+
+    article_median = article_row["median_s"]
+    lines = [f"# endbook timings: {model}", "",
+             f"{stamp}, {threads_all} threads available, CPU family {cpu_family()}. "
+             f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
+             "command (building the child cache, sweeping, writing the book).", "",
+             "## End-to-end `endbook oware generate`", "",
+             "| N | kernel | movegen | threads | median s | min s | max s | peak RSS MB | article N=9 / this |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = f"{article_median / r['median_s']:.2f}x" if r["N"] == 9 and r["program"] == "endbook" else ""
+        name = r["program"] if r["program"] != "endbook" else ""
+        lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['threads']} | "
+                     f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
+    if bench_rows:
+        lines += ["", "## criterion benches (12-seed data, per iteration)", "",
+                  "| bench | median ms | min ms | max ms | throughput (median) |", "|---|---|---|---|---|"]
+        for b in bench_rows:
+            rate = f"{b['elements'] / b['median'] / 1e6:.1f} M/s" if b["elements"] else ""
+            lines.append(f"| {b['group']}/{b['name']} | {b['median'] * 1e3:.2f} | {b['min'] * 1e3:.2f} | "
+                         f"{b['max'] * 1e3:.2f} | {rate} |")
+    (folder / f"{stamp}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {folder / stamp}.md and .csv", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
