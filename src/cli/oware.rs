@@ -4,6 +4,7 @@ use super::progress::Progress;
 use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
+use endbook::engine::SweepMode;
 use endbook::games::oware::{
     generate, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
     DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
@@ -58,6 +59,28 @@ pub struct GenerateArgs {
     /// are fast (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
     #[arg(long, value_enum, default_value = "auto")]
     movegen: MoveGenArg,
+    /// How layers are swept: `dense` recomputes every board, `frontier` only
+    /// boards with a child that changed in the previous layer, `hybrid` dense
+    /// while many values change and frontier after. All give identical books.
+    #[arg(long, value_enum, default_value = "hybrid")]
+    sweep: SweepArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SweepArg {
+    Dense,
+    Frontier,
+    Hybrid,
+}
+
+impl SweepArg {
+    fn mode(self) -> SweepMode {
+        match self {
+            SweepArg::Dense => SweepMode::Dense,
+            SweepArg::Frontier => SweepMode::Frontier,
+            SweepArg::Hybrid => SweepMode::Hybrid,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -215,6 +238,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         turn_limit: args.turn_limit,
         kernel: args.kernel.choice()?,
         movegen: args.movegen.movegen()?,
+        mode: args.sweep.mode(),
     };
     eprintln!(
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, memory up to {}",
@@ -231,9 +255,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let generated = generate(options, |report| {
         progress.update(|| {
             format!(
-                "turn {}/{}  changed {}  levels done {}/{}  {:.1} s",
+                "turn {}/{} ({})  changed {}  levels done {}/{}  {:.1} s",
                 report.turn,
                 report.turn_limit,
+                if report.frontier { "frontier" } else { "dense" },
                 grouped(report.changed_states),
                 report.closed_levels,
                 levels,
@@ -258,9 +283,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     }
     let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     println!(
-        "total {} boards, {} layers swept, {:.3} s (child cache {:.3} s, sweeps {:.3} s, write {:.3} s)",
+        "total {} boards, {} layers swept ({} by frontier), {:.3} s (child cache {:.3} s, sweeps {:.3} s, write {:.3} s)",
         grouped(states),
         solution.turns_swept,
+        solution.frontier_turns,
         total_time.as_secs_f64(),
         generated.cache_time.as_secs_f64(),
         solution.elapsed.as_secs_f64(),
@@ -271,7 +297,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         grouped(solution.state_updates),
         solution.state_updates as f64 / solution.elapsed.as_secs_f64()
     );
-    println!("movegen {}", options.movegen);
+    println!("movegen {}, {} sweeps", options.movegen, options.mode);
     if solution.kernel_trials.is_empty() {
         println!("kernel {} (forced)", solution.kernel);
     } else {

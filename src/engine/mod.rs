@@ -4,17 +4,27 @@
 //! seed count) such that a state's children lie in its own level or lower ones,
 //! plus a child cache built once. Layer `t` holds every state's value with `t`
 //! turns left and is computed from layer `t - 1` alone (layer 0 is all zeros),
-//! so two buffers suffice for the sweep; each layer is split into rayon chunks
-//! over the state index range.
+//! so two buffers suffice; each sweep is split into rayon chunks over the
+//! state index range.
+//!
+//! Most of a dense sweep reproduces the previous value: a state can only change
+//! at turn `t` if one of its children changed at `t - 1`. Frontier sweeps use
+//! [`ReverseEdges`] to recompute just the blocks holding such parents, and
+//! hybrid mode switches from dense to frontier once few states change. The
+//! result is a list of changes per layer, from which any layer is replayed.
 //!
 //! Convergence is detected per level. Once a level and every level below it
 //! are unchanged from one layer to the next, their later layers all repeat
 //! (each is computed from the same inputs), so the level is closed: later
-//! sweeps skip it and its stored layers stop at its last change. When every
-//! level is closed the run stops early.
+//! sweeps skip it and its last change is recorded. When every level is
+//! closed the run stops early.
 
 mod cache;
+mod reverse;
 mod solve;
 
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
-pub use solve::{solve, KernelTrial, LevelSolution, Solution, SolveOptions, TurnReport};
+pub use reverse::ReverseEdges;
+pub use solve::{
+    solve, KernelTrial, LayerChanges, LevelSolution, Solution, SolveOptions, SweepMode, TurnReport,
+};

@@ -1,17 +1,72 @@
-//! The layer loop: sweep, detect changes per level, store, close converged levels.
+//! The layer loop: dense or frontier sweeps, changes per level, closing converged levels.
+//!
+//! Two buffers hold layers `t-1` (`prev`) and `t-2` (`next`) at the start of
+//! turn `t`. A step leaves layer `t` in `next`, and the buffers swap:
+//!
+//! - dense: every block of the open levels is recomputed from `prev` into
+//!   `next`; comparing the two yields the layer's changes;
+//! - frontier: only blocks holding a parent of a state that changed at `t-1`
+//!   can change at `t`. `next` is first brought from layer `t-2` to `t-1` by
+//!   writing the previous layer's changes, then those blocks are recomputed
+//!   into scratch space, compared with `prev`, and their changes written.
+//!
+//! Either way the output is the list of changes per layer (layer 0 being all
+//! zeros), from which any layer of any level can be replayed. Hybrid mode
+//! sweeps densely while many states change and switches to the frontier once
+//! few do; all modes give identical results.
 
 use super::cache::{MoveCache, LANES};
+use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
+use std::fmt;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-/// States per rayon work item in a sweep. 8192 states read about 250 KB of
-/// cache and write 8 KB: enough to amortise scheduling, small enough to stay in
-/// L2 and to balance two threads on a small level.
+/// States per rayon work item in a dense sweep. 8192 states read about 250 KB
+/// of cache and write 8 KB: enough to amortise scheduling, small enough to
+/// stay in L2 and to balance two threads on a small level.
 const SWEEP_CHUNK_STATES: usize = 8192;
 
-/// Chunk for counting changed states.
-const COMPARE_CHUNK: usize = 1 << 16;
+/// Dirty blocks per rayon work item in a frontier sweep.
+const FRONTIER_CHUNK_BLOCKS: usize = 512;
+
+/// Hybrid mode sweeps by frontier once the previous layer changed fewer than
+/// this fraction of the open states. Each changed state dirties the blocks
+/// of its parents (a few per state), so well above a few percent nearly every
+/// block is dirty and a dense sweep, which needs no marking, is cheaper.
+const FRONTIER_MAX_CHANGED_FRACTION: f64 = 0.02;
+
+/// Rounds of timing each kernel gets under [`KernelChoice::Auto`].
+const TRIAL_ROUNDS: usize = 3;
+
+/// How layers are swept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepMode {
+    /// Every open state, every layer.
+    Dense,
+    /// Only blocks with a changed child (after the first layer).
+    Frontier,
+    /// Dense while many states change, frontier once few do.
+    Hybrid,
+}
+
+impl SweepMode {
+    /// Short name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepMode::Dense => "dense",
+            SweepMode::Frontier => "frontier",
+            SweepMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl fmt::Display for SweepMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// What to compute.
 #[derive(Clone, Copy, Debug)]
@@ -20,10 +75,9 @@ pub struct SolveOptions {
     pub turn_limit: u32,
     /// The layer-update kernel, or `Auto` to time them all and keep the fastest.
     pub kernel: KernelChoice,
+    /// Dense, frontier or hybrid sweeps.
+    pub mode: SweepMode,
 }
-
-/// Rounds of timing each kernel gets under [`KernelChoice::Auto`].
-const TRIAL_ROUNDS: usize = 3;
 
 /// How fast one kernel swept, when `Auto` compared them on real layers.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +88,7 @@ pub struct KernelTrial {
     pub ns_per_state: f64,
 }
 
-/// Picks the kernel for each layer: under `Auto`, the first layers after the
+/// Picks the kernel for each layer: under `Auto`, dense layers after the
 /// first rotate through the available kernels (each computes identical bytes),
 /// then the fastest of them sweeps the rest.
 struct KernelPicker {
@@ -46,31 +100,31 @@ struct KernelPicker {
 
 impl KernelPicker {
     fn new(choice: KernelChoice) -> KernelPicker {
-        match choice {
-            KernelChoice::Fixed(kernel) => KernelPicker {
-                trials: Vec::new(),
-                rounds_left: 0,
-                next_trial: 0,
-                chosen: kernel,
-            },
-            KernelChoice::Auto => KernelPicker {
-                trials: Kernel::available()
+        let (trials, chosen) = match choice {
+            KernelChoice::Fixed(kernel) => (Vec::new(), kernel),
+            KernelChoice::Auto => {
+                let trials = Kernel::available()
                     .map(|kernel| KernelTrial {
                         kernel,
                         ns_per_state: f64::INFINITY,
                     })
-                    .collect(),
-                rounds_left: TRIAL_ROUNDS,
-                next_trial: 0,
-                chosen: Kernel::scalar(),
-            },
+                    .collect();
+                (trials, Kernel::scalar())
+            }
+        };
+        KernelPicker {
+            rounds_left: if trials.is_empty() { 0 } else { TRIAL_ROUNDS },
+            trials,
+            next_trial: 0,
+            chosen,
         }
     }
 
-    /// The kernel for `turn`, and the trial it belongs to, if any.
-    fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
-        // Layer 1 touches every page for the first time: not a fair trial.
-        if turn == 1 || self.rounds_left == 0 {
+    /// The kernel for a layer, and the trial it belongs to, if any.
+    fn pick(&self, turn: u32, dense: bool) -> (Kernel, Option<usize>) {
+        // Layer 1 touches every page for the first time: not a fair trial;
+        // frontier layers sweep too little to time.
+        if turn == 1 || !dense || self.rounds_left == 0 {
             (self.chosen, None)
         } else {
             (self.trials[self.next_trial].kernel, Some(self.next_trial))
@@ -101,6 +155,8 @@ pub struct TurnReport {
     pub turn: u32,
     /// The turn limit.
     pub turn_limit: u32,
+    /// Whether the layer was swept by frontier.
+    pub frontier: bool,
     /// States recomputed for this layer.
     pub swept_states: usize,
     /// States whose value differs from the previous layer.
@@ -111,7 +167,40 @@ pub struct TurnReport {
     pub elapsed: Duration,
 }
 
-/// One level's values.
+/// The states whose value changed in one layer, ascending, with their new values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerChanges {
+    /// State indices, ascending.
+    pub states: Vec<u32>,
+    /// New values, one per state.
+    pub values: Vec<i8>,
+}
+
+impl LayerChanges {
+    fn append(&mut self, other: LayerChanges) {
+        self.states.extend(other.states);
+        self.values.extend(other.values);
+    }
+
+    /// Number of changes.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// The changes of states in `start..end`.
+    pub fn within(&self, start: usize, end: usize) -> (&[u32], &[i8]) {
+        let from = self.states.partition_point(|&s| (s as usize) < start);
+        let to = self.states.partition_point(|&s| (s as usize) < end);
+        (&self.states[from..to], &self.values[from..to])
+    }
+}
+
+/// One level's outcome.
 #[derive(Clone, Debug)]
 pub struct LevelSolution {
     /// Number of states in the level.
@@ -119,27 +208,24 @@ pub struct LevelSolution {
     /// The last turn at which any of its values changed (1 if none ever did);
     /// values with more turns left equal those at this turn.
     pub last_change: u32,
-    /// Layers `1..=last_change`, each `states` values, layer-major.
-    pub layers: Vec<i8>,
     /// Time from the start of the solve until the level was closed.
     pub closed_after: Duration,
 }
 
-impl LevelSolution {
-    /// The value of `state` (index within the level) with `turns_left` turns left.
-    pub fn value(&self, state: usize, turns_left: u32) -> i8 {
-        let layer = turns_left.clamp(1, self.last_change) as usize - 1;
-        self.layers[layer * self.states + state]
-    }
-}
-
-/// A solved game.
+/// A solved game: every layer as changes from the one before.
 #[derive(Clone, Debug)]
 pub struct Solution {
+    /// Level boundaries, as given to [`solve`].
+    pub level_starts: Vec<usize>,
     /// Per level, in order.
     pub levels: Vec<LevelSolution>,
+    /// `changes[t - 1]`: the states whose value with `t` turns left differs
+    /// from that with `t - 1` (all zeros for `t - 1 = 0`).
+    pub changes: Vec<LayerChanges>,
     /// Layers swept before every level closed or the turn limit was reached.
     pub turns_swept: u32,
+    /// Of those, layers swept by frontier.
+    pub frontier_turns: u32,
     /// Total state updates performed.
     pub state_updates: u64,
     /// Time spent in the layer loop.
@@ -148,6 +234,38 @@ pub struct Solution {
     pub kernel: Kernel,
     /// Under `Auto`: every available kernel's fastest trial layer.
     pub kernel_trials: Vec<KernelTrial>,
+}
+
+impl Solution {
+    /// Level `level`'s layers `1..=last_change`, each `states` values, layer-major.
+    pub fn level_layers(&self, level: usize) -> Vec<i8> {
+        let (start, end) = (self.level_starts[level], self.level_starts[level + 1]);
+        let states = end - start;
+        let layers = self.levels[level].last_change as usize;
+        let mut out = vec![0i8; states * layers];
+        let mut layer = vec![0i8; states];
+        for (changes, out) in self.changes.iter().zip(out.chunks_exact_mut(states.max(1))) {
+            let (changed, values) = changes.within(start, end);
+            for (&state, &value) in changed.iter().zip(values) {
+                layer[state as usize - start] = value;
+            }
+            out.copy_from_slice(&layer);
+        }
+        out
+    }
+
+    /// The value of global state `state` with `turns_left` turns left, by replay
+    /// (for tests; books answer lookups directly).
+    pub fn value(&self, state: usize, turns_left: u32) -> i8 {
+        let turns = (turns_left as usize).min(self.changes.len());
+        let mut value = 0;
+        for changes in &self.changes[..turns] {
+            if let Ok(i) = changes.states.binary_search(&(state as u32)) {
+                value = changes.values[i];
+            }
+        }
+        value
+    }
 }
 
 /// Solves every state of `cache` for `1..=turn_limit` turns left.
@@ -169,59 +287,59 @@ pub fn solve<const MOVES: usize>(
     let start = Instant::now();
     let buffer_len = cache.blocks() * LANES + LAYER_PADDING;
     let mut prev = vec![0i8; buffer_len];
-    let mut cur = vec![0i8; buffer_len];
+    let mut next = vec![0i8; buffer_len];
     let mut solved: Vec<LevelSolution> = (0..levels)
         .map(|level| LevelSolution {
             states: level_starts[level + 1] - level_starts[level],
             last_change: 1,
-            layers: Vec::new(),
             closed_after: Duration::ZERO,
         })
         .collect();
+    let mut changes: Vec<LayerChanges> = Vec::new();
+    let mut frontier = Frontier::default();
     let mut closed = 0;
     let mut state_updates = 0u64;
-    let mut turns_swept = 0;
+    let mut frontier_turns = 0;
     let mut picker = KernelPicker::new(options.kernel);
 
     for turn in 1..=options.turn_limit {
-        let (kernel, trial) = picker.pick(turn);
-        let sweep_start = Instant::now();
         // Blocks of closed levels hold the same values in both buffers, so a
         // block straddling the boundary may be recomputed harmlessly.
         let first_block = level_starts[closed] / LANES;
-        let swept = &mut cur[first_block * LANES..cache.blocks() * LANES];
-        let swept_states = swept.len();
-        swept
-            .par_chunks_mut(SWEEP_CHUNK_STATES)
-            .enumerate()
-            .for_each(|(i, out)| {
-                let block = first_block + i * (SWEEP_CHUNK_STATES / LANES);
-                kernel.sweep(cache, block, &prev, out);
-            });
+        let open_states = cache.states() - level_starts[closed];
+        let use_frontier = turn > 1
+            && match options.mode {
+                SweepMode::Dense => false,
+                SweepMode::Frontier => true,
+                SweepMode::Hybrid => {
+                    let last = changes.last().map_or(0, LayerChanges::len);
+                    (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64
+                }
+            };
+        let (kernel, trial) = picker.pick(turn, !use_frontier);
+        let sweep_start = Instant::now();
+        let (layer_changes, swept_states) = if use_frontier {
+            frontier_turns += 1;
+            let previous = changes.last().expect("a layer before");
+            frontier.step(cache, kernel, previous, &prev, &mut next)
+        } else {
+            dense_step(cache, kernel, first_block, &prev, &mut next)
+        };
         if let Some(trial) = trial {
             let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states.max(1) as f64;
             picker.record(trial, ns);
         }
         state_updates += swept_states as u64;
-        turns_swept = turn;
 
-        let mut changed_states = 0;
         let mut all_quiet_below = true;
         let open_from = closed;
         for level in open_from..levels {
-            let range = level_starts[level]..level_starts[level + 1];
-            let changed = if turn == 1 {
-                0
-            } else {
-                count_changes(&cur[range.clone()], &prev[range.clone()])
-            };
-            changed_states += changed;
+            let (changed, _) = layer_changes.within(level_starts[level], level_starts[level + 1]);
             let solution = &mut solved[level];
-            if changed > 0 {
+            if turn > 1 && !changed.is_empty() {
                 solution.last_change = turn;
             }
-            solution.layers.extend_from_slice(&cur[range]);
-            all_quiet_below &= turn > 1 && changed == 0;
+            all_quiet_below &= turn > 1 && changed.is_empty();
             if all_quiet_below && level == closed {
                 solution.closed_after = start.elapsed();
                 closed += 1;
@@ -230,30 +348,33 @@ pub fn solve<const MOVES: usize>(
         observer(&TurnReport {
             turn,
             turn_limit: options.turn_limit,
+            frontier: use_frontier,
             swept_states,
-            changed_states,
+            changed_states: layer_changes.len() as u64,
             closed_levels: closed,
             elapsed: start.elapsed(),
         });
+        changes.push(layer_changes);
+        std::mem::swap(&mut prev, &mut next);
         if closed == levels {
             break;
         }
-        std::mem::swap(&mut prev, &mut cur);
     }
 
     let elapsed = start.elapsed();
     for solution in &mut solved[closed..] {
         solution.closed_after = elapsed;
     }
-    for solution in &mut solved {
-        solution
-            .layers
-            .truncate(solution.last_change as usize * solution.states);
-        solution.layers.shrink_to_fit();
-    }
+    // The last layers may repeat their predecessors; keep up to the last change.
+    let last_change = solved.iter().map(|l| l.last_change).max().unwrap_or(1);
+    let turns_swept = changes.len() as u32;
+    changes.truncate(last_change as usize);
     Solution {
+        level_starts: level_starts.to_vec(),
         levels: solved,
+        changes,
         turns_swept,
+        frontier_turns,
         state_updates,
         elapsed,
         kernel: picker.chosen,
@@ -261,10 +382,107 @@ pub fn solve<const MOVES: usize>(
     }
 }
 
-/// Number of positions where `a` and `b` differ.
-fn count_changes(a: &[i8], b: &[i8]) -> u64 {
-    a.par_chunks(COMPARE_CHUNK)
-        .zip(b.par_chunks(COMPARE_CHUNK))
-        .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count() as u64)
-        .sum()
+/// Recomputes every block from `first_block` on into `next`; returns the
+/// changes against `prev` and the number of states swept.
+fn dense_step<const MOVES: usize>(
+    cache: &MoveCache<MOVES>,
+    kernel: Kernel,
+    first_block: usize,
+    prev: &[i8],
+    next: &mut [i8],
+) -> (LayerChanges, usize) {
+    let end = cache.blocks() * LANES;
+    let swept = &mut next[first_block * LANES..end];
+    let swept_states = swept.len();
+    let parts: Vec<LayerChanges> = swept
+        .par_chunks_mut(SWEEP_CHUNK_STATES)
+        .enumerate()
+        .map(|(i, out)| {
+            let block = first_block + i * (SWEEP_CHUNK_STATES / LANES);
+            kernel.sweep(cache, block, prev, out);
+            let first_state = block * LANES;
+            let mut changes = LayerChanges::default();
+            for (offset, (&new, &old)) in out.iter().zip(&prev[first_state..]).enumerate() {
+                if new != old {
+                    changes.states.push((first_state + offset) as u32);
+                    changes.values.push(new);
+                }
+            }
+            changes
+        })
+        .collect();
+    (concatenate(parts), swept_states)
+}
+
+fn concatenate(parts: Vec<LayerChanges>) -> LayerChanges {
+    let mut all = LayerChanges::default();
+    let total = parts.iter().map(LayerChanges::len).sum();
+    all.states.reserve_exact(total);
+    all.values.reserve_exact(total);
+    for part in parts {
+        all.append(part);
+    }
+    all
+}
+
+/// State kept across frontier steps: the reverse edges (built on first use)
+/// and the dirty-block bitmap.
+#[derive(Default)]
+struct Frontier {
+    reverse: Option<ReverseEdges>,
+    dirty: Vec<AtomicU64>,
+    dirty_blocks: Vec<u32>,
+}
+
+impl Frontier {
+    /// Brings `next` from layer `t-2` to `t` given layer `t-1` in `prev` and
+    /// its changes `previous`; returns layer `t`'s changes and the states swept.
+    fn step<const MOVES: usize>(
+        &mut self,
+        cache: &MoveCache<MOVES>,
+        kernel: Kernel,
+        previous: &LayerChanges,
+        prev: &[i8],
+        next: &mut [i8],
+    ) -> (LayerChanges, usize) {
+        let reverse = self
+            .reverse
+            .get_or_insert_with(|| ReverseEdges::build(cache));
+        if self.dirty.is_empty() {
+            self.dirty = (0..cache.blocks().div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect();
+        }
+        for (&state, &value) in previous.states.iter().zip(&previous.values) {
+            next[state as usize] = value;
+        }
+        reverse.mark_parents(&previous.states, &self.dirty);
+        take_dirty_blocks(&self.dirty, &mut self.dirty_blocks);
+        let swept_states = self.dirty_blocks.len() * LANES;
+        let parts: Vec<LayerChanges> = self
+            .dirty_blocks
+            .par_chunks(FRONTIER_CHUNK_BLOCKS)
+            .map(|blocks| {
+                let mut changes = LayerChanges::default();
+                let mut scratch = [0i8; LANES];
+                for &block in blocks {
+                    let block = block as usize;
+                    kernel.sweep(cache, block, prev, &mut scratch);
+                    let first_state = block * LANES;
+                    for (lane, &new) in scratch.iter().enumerate() {
+                        if new != prev[first_state + lane] {
+                            changes.states.push((first_state + lane) as u32);
+                            changes.values.push(new);
+                        }
+                    }
+                }
+                changes
+            })
+            .collect();
+        let changes = concatenate(parts);
+        for (&state, &value) in changes.states.iter().zip(&changes.values) {
+            next[state as usize] = value;
+        }
+        (changes, swept_states)
+    }
 }

@@ -12,6 +12,7 @@ use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, BookError, Container, SectionData};
+use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
@@ -182,34 +183,31 @@ impl OwareBook {
 
     /// Writes a generated book to `path` (under a temporary name, then renamed).
     pub fn write(path: &Path, generated: &Generated) -> Result<(), BookError> {
-        let (params, sections) = Self::layout(generated);
-        book::write(path, GAME_TAG, &params, &sections)
+        let (params, layers) = Self::layout(generated);
+        book::write(path, GAME_TAG, &params, &sections(generated, &layers))
     }
 
     /// Serialises a generated book into memory.
     pub fn to_bytes(generated: &Generated) -> Vec<u8> {
-        let (params, sections) = Self::layout(generated);
-        book::to_bytes(GAME_TAG, &params, &sections)
+        let (params, layers) = Self::layout(generated);
+        book::to_bytes(GAME_TAG, &params, &sections(generated, &layers))
     }
 
-    fn layout(generated: &Generated) -> ([u64; 4], Vec<SectionData<'_>>) {
+    /// The parameters and each level's layers, replayed from the changes.
+    fn layout(generated: &Generated) -> ([u64; 4], Vec<Vec<i8>>) {
         let options = &generated.options;
+        let solution = &generated.solution;
         let params = [
             RULES_ABAPA,
             options.turn_limit.into(),
             options.max_seeds.into(),
-            generated.solution.turns_swept.into(),
+            solution.turns_swept.into(),
         ];
-        let sections = generated
-            .solution
-            .levels
-            .iter()
-            .map(|level| SectionData {
-                meta: [level.states as u64, level.last_change.into()],
-                bytes: as_bytes(&level.layers),
-            })
+        let layers = (0..solution.levels.len())
+            .into_par_iter()
+            .map(|level| solution.level_layers(level))
             .collect();
-        (params, sections)
+        (params, layers)
     }
 
     /// Largest number of turns left the book covers.
@@ -318,6 +316,19 @@ impl OwareBook {
         }
         Ok(())
     }
+}
+
+fn sections<'a>(generated: &Generated, layers: &'a [Vec<i8>]) -> Vec<SectionData<'a>> {
+    generated
+        .solution
+        .levels
+        .iter()
+        .zip(layers)
+        .map(|(level, layers)| SectionData {
+            meta: [level.states as u64, level.last_change.into()],
+            bytes: as_bytes(layers),
+        })
+        .collect()
 }
 
 fn as_bytes(values: &[i8]) -> &[u8] {

@@ -4,7 +4,7 @@ use super::board::SIDE;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::movegen::{GeneratedMove, MoveGen};
 use super::rules::no_move_score;
-use crate::engine::{self, MoveCache, Solution, SolveOptions, TurnReport};
+use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport};
 use crate::kernels::KernelChoice;
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,8 @@ pub struct GenerateOptions {
     pub kernel: KernelChoice,
     /// Move generator for the child cache.
     pub movegen: MoveGen,
+    /// Dense, frontier or hybrid sweeps (identical books).
+    pub mode: SweepMode,
 }
 
 impl GenerateOptions {
@@ -32,6 +34,7 @@ impl GenerateOptions {
             turn_limit: DEFAULT_TURN_LIMIT,
             kernel: KernelChoice::Auto,
             movegen: MoveGen::auto(),
+            mode: SweepMode::Hybrid,
         }
     }
 }
@@ -81,6 +84,7 @@ pub fn generate(options: GenerateOptions, observer: impl FnMut(&TurnReport)) -> 
         SolveOptions {
             turn_limit: options.turn_limit,
             kernel: options.kernel,
+            mode: options.mode,
         },
         observer,
     );
