@@ -3,8 +3,9 @@
 
 Runs, in one go on this machine:
   1. `cargo bench --bench kernels` (kernel sweeps and movegens on the 12-seed data);
-  2. `endbook oware generate` for N = 9..12 with every kernel (and auto), on 1
-     thread and on all threads, and with each movegen, REPEAT times each;
+  2. `endbook oware generate` for N = 9..12: every kernel (and auto) on dense
+     sweeps, on 1 thread and on all threads; frontier and hybrid sweeps; each
+     movegen; REPEAT times each;
   3. the article's C++ program for N = 9 (compiled with g++ -O3 -march=native
      from the path given; never copied into the project), REPEAT times.
 Writes results/<cpu-model>/<date>.md and .csv with every configuration column.
@@ -104,15 +105,18 @@ def main():
         for n in seeds:
             for threads in sorted({1, threads_all}):
                 for kernel in ["auto", "scalar", "portable", "avx2"]:
-                    configs.append((n, kernel, "auto", threads))
+                    configs.append((n, kernel, "auto", "dense", threads))
+                for sweep in ["frontier", "hybrid"]:
+                    configs.append((n, "auto", "auto", sweep, threads))
             for movegen in ["scalar", "bmi2"]:
-                configs.append((n, "auto", movegen, threads_all))
-        for n, kernel, movegen, threads in configs:
+                configs.append((n, "auto", movegen, "hybrid", threads_all))
+        for n, kernel, movegen, sweep, threads in configs:
             samples, peaks, chosen = [], [], None
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
                 wall, peak, out = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
-                                         "--kernel", kernel, "--movegen", movegen, "--threads", str(threads)])
+                                         "--kernel", kernel, "--movegen", movegen, "--sweep", sweep,
+                                         "--threads", str(threads)])
                 samples.append(wall)
                 peaks.append(peak)
                 match = re.search(r"^kernel (\S+)", out, re.M)
@@ -120,10 +124,11 @@ def main():
                 book.unlink()
             median, low, high = summary(samples)
             label = kernel if kernel != "auto" else f"auto ({chosen})"
-            rows.append({"program": "endbook", "kernel": label, "movegen": movegen, "threads": threads, "N": n,
-                         "median_s": median, "min_s": low, "max_s": high, "peak_rss_mb": max(peaks) / 1e6})
-            print(f"N={n} kernel={label} movegen={movegen} threads={threads}: median {median:.3f} s",
-                  file=sys.stderr)
+            rows.append({"program": "endbook", "kernel": label, "movegen": movegen, "sweep": sweep,
+                         "threads": threads, "N": n, "median_s": median, "min_s": low, "max_s": high,
+                         "peak_rss_mb": max(peaks) / 1e6})
+            print(f"N={n} kernel={label} movegen={movegen} sweep={sweep} threads={threads}: "
+                  f"median {median:.3f} s", file=sys.stderr)
         samples, peaks = [], []
         for _ in range(args.repeat):
             wall, peak, _ = timed([article, tmp / "flat9.bin"], cwd=tmp)
@@ -131,7 +136,7 @@ def main():
             peaks.append(peak)
         median, low, high = summary(samples)
         article_row = {"program": "article C++ (g++ -O3 -march=native)", "kernel": "-", "movegen": "-",
-                       "threads": 1, "N": 9, "median_s": median, "min_s": low, "max_s": high,
+                       "sweep": "dense", "threads": 1, "N": 9, "median_s": median, "min_s": low, "max_s": high,
                        "peak_rss_mb": max(peaks) / 1e6}
         rows.append(article_row)
         print(f"article N=9: median {median:.3f} s", file=sys.stderr)
@@ -144,10 +149,10 @@ def main():
 
     with open(folder / f"{stamp}.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["kind", "program", "kernel", "movegen", "threads", "N", "median_s", "min_s", "max_s",
-                         "peak_rss_mb", "throughput_per_s"])
+        writer.writerow(["kind", "program", "kernel", "movegen", "sweep", "threads", "N", "median_s", "min_s",
+                         "max_s", "peak_rss_mb", "throughput_per_s"])
         for r in rows:
-            writer.writerow(["generate", r["program"], r["kernel"], r["movegen"], r["threads"], r["N"],
+            writer.writerow(["generate", r["program"], r["kernel"], r["movegen"], r["sweep"], r["threads"], r["N"],
                              f"{r['median_s']:.6f}", f"{r['min_s']:.6f}", f"{r['max_s']:.6f}",
                              f"{r['peak_rss_mb']:.1f}", ""])
         for b in bench_rows:
@@ -156,7 +161,7 @@ def main():
             movegen = parts[0] if b["group"] == "movegen" else "-"
             threads = (1 if parts[1] == "1-thread" else threads_all) if b["group"] == "sweep" else 1
             rate = b["elements"] / b["median"] if b["elements"] else ""
-            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, threads, 12,
+            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, "dense", threads, 12,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
                              f"{rate:.4g}" if rate else ""])
 
@@ -166,12 +171,12 @@ def main():
              f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
              "command (building the child cache, sweeping, writing the book).", "",
              "## End-to-end `endbook oware generate`", "",
-             "| N | kernel | movegen | threads | median s | min s | max s | peak RSS MB | article N=9 / this |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| N | kernel | movegen | sweep | threads | median s | min s | max s | peak RSS MB | article N=9 / this |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = f"{article_median / r['median_s']:.2f}x" if r["N"] == 9 and r["program"] == "endbook" else ""
         name = r["program"] if r["program"] != "endbook" else ""
-        lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['threads']} | "
+        lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['sweep']} | {r['threads']} | "
                      f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
     if bench_rows:
         lines += ["", "## criterion benches (12-seed data, per iteration)", "",
