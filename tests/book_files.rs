@@ -9,7 +9,8 @@ use endbook::book::{
 };
 use endbook::games::oware::book::{GAME_TAG, RULES_ABAPA};
 use endbook::games::oware::{
-    generate, Board, BoardIndex, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    generate, Board, BoardIndex, Encoding, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT,
+    MAX_BOOK_SEEDS,
 };
 use std::fs;
 use std::io::Write;
@@ -32,11 +33,19 @@ const RULES: usize = 0;
 const TURN_LIMIT: usize = 1;
 const MAX_SEEDS: usize = 2;
 const TURNS_SWEPT: usize = 3;
+const ENCODING: usize = 4;
 
-/// The generated small book, serialised.
+/// The generated small book, serialised with every layer stored (the
+/// container and header checks are the same for both encodings;
+/// `tests/compact_books.rs` covers the compact sections).
 fn valid() -> &'static [u8] {
     static BOOK: OnceLock<Vec<u8>> = OnceLock::new();
-    BOOK.get_or_init(|| OwareBook::to_bytes(&generate(GenerateOptions::new(SEEDS), |_| {})))
+    BOOK.get_or_init(|| {
+        OwareBook::to_bytes_with(
+            &generate(GenerateOptions::new(SEEDS), |_| {}),
+            Encoding::Layers,
+        )
+    })
 }
 
 fn get_u32(bytes: &[u8], at: usize) -> u32 {
@@ -216,7 +225,8 @@ fn the_small_book_is_laid_out_as_documented() {
     assert_eq!(bytes[..8], MAGIC);
     assert_eq!(get_u32(bytes, VERSION_AT), FORMAT_VERSION);
     assert_eq!(bytes[GAME_AT..GAME_AT + 4], GAME_TAG);
-    assert_eq!(param_count(bytes), 4);
+    assert_eq!(param_count(bytes), 5);
+    assert_eq!(get_u64(bytes, param_at(ENCODING)), 0, "every layer stored");
     assert_eq!(section_count(bytes), SEEDS as usize + 1);
     assert_eq!(get_u64(bytes, param_at(RULES)), RULES_ABAPA);
     assert_eq!(
@@ -254,8 +264,12 @@ fn a_valid_book_opens_from_a_file_and_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("four.book");
     let generated = generate(GenerateOptions::new(SEEDS), |_| {});
-    OwareBook::write(&path, &generated).unwrap();
+    OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
     assert_eq!(fs::read(&path).unwrap(), valid());
+    let compact_path = dir.path().join("four-compact.book");
+    OwareBook::write(&compact_path, &generated).unwrap();
+    let compact = OwareBook::open(&compact_path).unwrap();
+    assert_eq!(compact.encoding(), Encoding::Changes);
 
     let book = OwareBook::open(&path).unwrap();
     let memory = from_memory(valid().to_vec()).unwrap();
@@ -272,11 +286,14 @@ fn a_valid_book_opens_from_a_file_and_reads_back() {
         book.analyse(&board, 200).unwrap().value,
         book.value(&board, 200).unwrap()
     );
-    // Every value reads back the same from the mapped file and from memory.
+    // Every value reads back the same from the mapped file, from memory, and
+    // from the compact encoding.
+    assert_eq!(compact.levels(), book.levels());
     let index = BoardIndex::new(SEEDS);
     for (board, _) in index.boards_from(0) {
         for turns in [1, 2, 3, 7, book.turns_swept(), DEFAULT_TURN_LIMIT] {
             assert_eq!(book.value(&board, turns), memory.value(&board, turns));
+            assert_eq!(compact.value(&board, turns), book.value(&board, turns));
         }
     }
 }
@@ -561,10 +578,27 @@ fn resealed_headers_with_inconsistent_counts_are_corrupt() {
     corrupt(&rebuilt(&params, &[]), "no sections");
     // Parameters: too few, too many, none.
     corrupt(&rebuilt(&params[..3], &sections), "three parameters");
-    let mut five = params.clone();
-    five.push(0);
-    corrupt(&rebuilt(&five, &sections), "five parameters");
+    let mut six = params.clone();
+    six.push(0);
+    corrupt(&rebuilt(&six, &sections), "six parameters");
     corrupt(&rebuilt(&[], &sections), "no parameters");
+    // Books written before the encoding parameter existed have four and store
+    // every layer: they still open.
+    let old = from_memory(rebuilt(&params[..4], &sections)).expect("a four-parameter book opens");
+    assert_eq!(old.encoding(), Encoding::Layers);
+    // An encoding this build does not know.
+    for code in [2, u64::MAX] {
+        let mut unknown = params.clone();
+        unknown[ENCODING] = code;
+        corrupt(&rebuilt(&unknown, &sections), &format!("encoding {code}"));
+    }
+    // The compact encoding named over layer sections: they do not parse.
+    let mut compact = params.clone();
+    compact[ENCODING] = 1;
+    corrupt(
+        &rebuilt(&compact, &sections),
+        "layer sections called compact",
+    );
     // Counts beyond the container's limits: refused before the header length
     // is even computed.
     for count in [MAX_PARAMS + 1, u32::MAX] {
@@ -965,7 +999,7 @@ fn a_file_replaced_by_a_longer_one_is_read_whole() {
     old.write_all(&vec![0xAA; valid().len() * 2]).unwrap();
     drop(old);
     let generated = generate(GenerateOptions::new(SEEDS), |_| {});
-    OwareBook::write(&path, &generated).unwrap();
-    assert_eq!(fs::read(&path).unwrap(), valid());
+    OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
+    assert!(fs::read(&path).unwrap() == valid());
     OwareBook::open(&path).unwrap();
 }

@@ -26,5 +26,6 @@ mod solve;
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
 pub use reverse::ReverseEdges;
 pub use solve::{
-    solve, KernelTrial, LayerChanges, LevelSolution, Solution, SolveOptions, SweepMode, TurnReport,
+    solve, KernelTrial, LayerChanges, LevelSolution, Solution, SolveOptions, StateChanges,
+    SweepMode, TurnReport,
 };

@@ -40,6 +40,9 @@ const FRONTIER_MAX_CHANGED_FRACTION: f64 = 0.02;
 /// Rounds of timing each kernel gets under [`KernelChoice::Auto`].
 const TRIAL_ROUNDS: usize = 3;
 
+/// A layer sweeping fewer states than this is too short to time a kernel on.
+const MIN_TRIAL_STATES: usize = 1 << 16;
+
 /// How layers are swept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SweepMode {
@@ -88,9 +91,10 @@ pub struct KernelTrial {
     pub ns_per_state: f64,
 }
 
-/// Picks the kernel for each layer: under `Auto`, dense layers after the
-/// first rotate through the available kernels (each computes identical bytes),
-/// then the fastest of them sweeps the rest.
+/// Picks the kernel for each layer: under `Auto`, the layers after the first
+/// rotate through the available kernels (each computes identical bytes), then
+/// the fastest of them sweeps the rest. A layer too small to time repeats its
+/// trial on the next one.
 struct KernelPicker {
     trials: Vec<KernelTrial>,
     rounds_left: usize,
@@ -121,10 +125,9 @@ impl KernelPicker {
     }
 
     /// The kernel for a layer, and the trial it belongs to, if any.
-    fn pick(&self, turn: u32, dense: bool) -> (Kernel, Option<usize>) {
-        // Layer 1 touches every page for the first time: not a fair trial;
-        // frontier layers sweep too little to time.
-        if turn == 1 || !dense || self.rounds_left == 0 {
+    fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
+        // Layer 1 touches every page for the first time: not a fair trial.
+        if turn == 1 || self.rounds_left == 0 {
             (self.chosen, None)
         } else {
             (self.trials[self.next_trial].kernel, Some(self.next_trial))
@@ -200,6 +203,28 @@ impl LayerChanges {
     }
 }
 
+/// One level's changes grouped by state (see [`Solution::level_changes_by_state`]).
+#[derive(Clone, Debug, Default)]
+pub struct StateChanges {
+    /// Per state, where its changes start; one extra entry at the end.
+    pub offsets: Vec<usize>,
+    /// Turn of each change.
+    pub turns: Vec<u32>,
+    /// Value from that turn on.
+    pub values: Vec<i8>,
+}
+
+impl StateChanges {
+    /// State `state`'s changes as (turn, value).
+    pub fn of(&self, state: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
+        let range = self.offsets[state]..self.offsets[state + 1];
+        self.turns[range.clone()]
+            .iter()
+            .copied()
+            .zip(self.values[range].iter().copied())
+    }
+}
+
 /// One level's outcome.
 #[derive(Clone, Debug)]
 pub struct LevelSolution {
@@ -252,6 +277,39 @@ impl Solution {
             out.copy_from_slice(&layer);
         }
         out
+    }
+
+    /// Level `level`'s changes grouped by state: for state `i` of the level
+    /// (index within it), `turns[offsets[i]..offsets[i + 1]]` and the same range of
+    /// `values`, turns ascending.
+    pub fn level_changes_by_state(&self, level: usize) -> StateChanges {
+        let (start, end) = (self.level_starts[level], self.level_starts[level + 1]);
+        let mut offsets = vec![0usize; end - start + 1];
+        for changes in &self.changes {
+            for &state in changes.within(start, end).0 {
+                offsets[state as usize - start + 1] += 1;
+            }
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let total = offsets[end - start];
+        let mut cursor = offsets.clone();
+        let (mut turns, mut values) = (vec![0u32; total], vec![0i8; total]);
+        for (turn, changes) in (1..).zip(&self.changes) {
+            let (states, new_values) = changes.within(start, end);
+            for (&state, &value) in states.iter().zip(new_values) {
+                let slot = &mut cursor[state as usize - start];
+                turns[*slot] = turn;
+                values[*slot] = value;
+                *slot += 1;
+            }
+        }
+        StateChanges {
+            offsets,
+            turns,
+            values,
+        }
     }
 
     /// The value of global state `state` with `turns_left` turns left, by replay
@@ -316,7 +374,7 @@ pub fn solve<const MOVES: usize>(
                     (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64
                 }
             };
-        let (kernel, trial) = picker.pick(turn, !use_frontier);
+        let (kernel, trial) = picker.pick(turn);
         let sweep_start = Instant::now();
         let (layer_changes, swept_states) = if use_frontier {
             frontier_turns += 1;
@@ -325,8 +383,8 @@ pub fn solve<const MOVES: usize>(
         } else {
             dense_step(cache, kernel, first_block, &prev, &mut next)
         };
-        if let Some(trial) = trial {
-            let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states.max(1) as f64;
+        if let Some(trial) = trial.filter(|_| swept_states >= MIN_TRIAL_STATES) {
+            let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states as f64;
             picker.record(trial, ns);
         }
         state_updates += swept_states as u64;

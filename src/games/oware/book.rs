@@ -1,13 +1,20 @@
 //! Oware books: the container's parameters and sections for Oware, probing and export.
 //!
-//! Parameters: rules variant ([`RULES_ABAPA`]), turn limit, maximum seeds, and
-//! layers swept during generation. Section `n` holds the boards with `n` seeds
-//! (level `n`, 0 included): its layers `1..=last_change`, each one value (`i8`)
-//! per board in rank order; its two meta numbers are the board count and
-//! `last_change`. A value with more turns left than `last_change` equals the
-//! value at `last_change`.
+//! Parameters: rules variant ([`RULES_ABAPA`]), turn limit, maximum seeds,
+//! layers swept during generation, and the [`Encoding`] of the sections (books
+//! written before the encoding existed have four parameters and are
+//! [`Encoding::Layers`]). Section `n` holds the boards with `n` seeds (level
+//! `n`, 0 included); its two meta numbers are the board count and
+//! `last_change`, the last turn at which a value of the level changes (values
+//! with more turns left equal those at `last_change`).
+//!
+//! - [`Encoding::Layers`]: layers `1..=last_change`, each one value (`i8`) per
+//!   board in rank order.
+//! - [`Encoding::Changes`]: per board, its value at turn 1 and a byte per
+//!   change (see [`super::compact`]); about 20 times smaller.
 
 use super::board::Board;
+use super::compact;
 use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
@@ -22,6 +29,42 @@ pub const GAME_TAG: [u8; 4] = *b"OWAR";
 /// Rules variant: CodinGame's Oware Abapa (grand slam captures nothing,
 /// feeding compulsory, a player without a legal move scores own seeds).
 pub const RULES_ABAPA: u64 = 1;
+
+/// How a book stores each level's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// Every layer up to the level's last change, one byte per board.
+    Layers,
+    /// Each board's value at turn 1 and the turns at which it changes.
+    Changes,
+}
+
+impl Encoding {
+    /// The compact encoding, unless the book's turn limit is beyond the 255
+    /// turns a change byte can span.
+    pub fn for_book(generated: &Generated) -> Encoding {
+        if generated.options.turn_limit <= 255 {
+            Encoding::Changes
+        } else {
+            Encoding::Layers
+        }
+    }
+
+    fn code(self) -> u64 {
+        match self {
+            Encoding::Layers => 0,
+            Encoding::Changes => 1,
+        }
+    }
+
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Layers => "layers",
+            Encoding::Changes => "changes",
+        }
+    }
+}
 
 /// Why a position could not be looked up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +143,7 @@ impl Analysis {
 /// wrong values, never cause a panic.)
 pub struct OwareBook {
     container: Container,
+    encoding: Encoding,
     turn_limit: u32,
     turns_swept: u32,
     levels: Vec<LevelInfo>,
@@ -118,12 +162,21 @@ impl OwareBook {
     }
 
     fn from_container(container: Container) -> Result<OwareBook, BookError> {
-        let &[rules, turn_limit, max_seeds, turns_swept] = container.params() else {
-            return Err(container.corrupt(format!(
-                "an Oware book has 4 parameters, found {}",
-                container.params().len()
-            )));
+        let params = container.params();
+        let encoding = match params.len() {
+            4 => Encoding::Layers,
+            5 => match params[4] {
+                0 => Encoding::Layers,
+                1 => Encoding::Changes,
+                code => return Err(container.corrupt(format!("unknown value encoding {code}"))),
+            },
+            count => {
+                return Err(container.corrupt(format!(
+                    "an Oware book has 4 or 5 parameters, found {count}"
+                )));
+            }
         };
+        let [rules, turn_limit, max_seeds, turns_swept]: [u64; 4] = params[..4].try_into().unwrap();
         if rules != RULES_ABAPA {
             return Err(container.corrupt(format!("unknown Oware rules variant {rules}")));
         }
@@ -159,12 +212,32 @@ impl OwareBook {
                     "level {seeds} last changes at turn {last_change}, outside 1..={turns_swept}"
                 )));
             }
-            if section.len != states * last_change {
-                return Err(container.corrupt(format!(
-                    "level {seeds} holds {} bytes, expected {}",
-                    section.len,
-                    states * last_change
-                )));
+            // A board with n seeds can gain at most n net, and lose at most n.
+            let bound = seeds as i8;
+            let bytes = container.section(seeds);
+            match encoding {
+                Encoding::Layers if section.len != states * last_change => {
+                    return Err(container.corrupt(format!(
+                        "level {seeds} holds {} bytes, expected {}",
+                        section.len,
+                        states * last_change
+                    )));
+                }
+                Encoding::Layers => {
+                    if let Some(&value) = bytes
+                        .iter()
+                        .find(|&&b| (b as i8).unsigned_abs() > seeds as u8)
+                    {
+                        return Err(container.corrupt(format!(
+                            "level {seeds}: value {} is outside -{bound}..={bound}",
+                            value as i8
+                        )));
+                    }
+                }
+                Encoding::Changes => {
+                    compact::Level::parse(bytes, states as usize, last_change as u32, bound)
+                        .map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
+                }
             }
             levels.push(LevelInfo {
                 seeds: seeds as u32,
@@ -173,6 +246,7 @@ impl OwareBook {
             });
         }
         Ok(OwareBook {
+            encoding,
             turn_limit: turn_limit as u32,
             turns_swept: turns_swept as u32,
             index: BoardIndex::new(max_seeds as u32),
@@ -181,33 +255,67 @@ impl OwareBook {
         })
     }
 
-    /// Writes a generated book to `path` (under a temporary name, then renamed).
+    /// Writes a generated book to `path` (under a temporary name, then renamed)
+    /// in the compact encoding where it applies (see [`Encoding::for_book`]).
     pub fn write(path: &Path, generated: &Generated) -> Result<(), BookError> {
-        let (params, layers) = Self::layout(generated);
-        book::write(path, GAME_TAG, &params, &sections(generated, &layers))
+        Self::write_with(path, generated, Encoding::for_book(generated))
     }
 
-    /// Serialises a generated book into memory.
+    /// Writes a generated book with the given encoding.
+    pub fn write_with(
+        path: &Path,
+        generated: &Generated,
+        encoding: Encoding,
+    ) -> Result<(), BookError> {
+        let levels = Self::encode(generated, encoding);
+        book::write(
+            path,
+            GAME_TAG,
+            &Self::params(generated, encoding),
+            &sections(generated, &levels),
+        )
+    }
+
+    /// Serialises a generated book into memory, encoded as [`OwareBook::write`] does.
     pub fn to_bytes(generated: &Generated) -> Vec<u8> {
-        let (params, layers) = Self::layout(generated);
-        book::to_bytes(GAME_TAG, &params, &sections(generated, &layers))
+        Self::to_bytes_with(generated, Encoding::for_book(generated))
     }
 
-    /// The parameters and each level's layers, replayed from the changes.
-    fn layout(generated: &Generated) -> ([u64; 4], Vec<Vec<i8>>) {
-        let options = &generated.options;
-        let solution = &generated.solution;
-        let params = [
+    /// Serialises a generated book into memory with the given encoding.
+    pub fn to_bytes_with(generated: &Generated, encoding: Encoding) -> Vec<u8> {
+        let levels = Self::encode(generated, encoding);
+        book::to_bytes(
+            GAME_TAG,
+            &Self::params(generated, encoding),
+            &sections(generated, &levels),
+        )
+    }
+
+    fn params(generated: &Generated, encoding: Encoding) -> [u64; 5] {
+        [
             RULES_ABAPA,
-            options.turn_limit.into(),
-            options.max_seeds.into(),
-            solution.turns_swept.into(),
-        ];
-        let layers = (0..solution.levels.len())
+            generated.options.turn_limit.into(),
+            generated.options.max_seeds.into(),
+            generated.solution.turns_swept.into(),
+            encoding.code(),
+        ]
+    }
+
+    /// Each level's section bytes.
+    fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
+        let solution = &generated.solution;
+        (0..solution.levels.len())
             .into_par_iter()
-            .map(|level| solution.level_layers(level))
-            .collect();
-        (params, layers)
+            .map(|level| match encoding {
+                Encoding::Layers => to_bytes(solution.level_layers(level)),
+                Encoding::Changes => {
+                    let changes = solution.level_changes_by_state(level);
+                    compact::encode(solution.levels[level].states, |state| {
+                        changes.of(state).collect()
+                    })
+                }
+            })
+            .collect()
     }
 
     /// Largest number of turns left the book covers.
@@ -265,11 +373,25 @@ impl OwareBook {
     }
 
     fn stored_value(&self, board: &Board, turns_left: u32) -> i32 {
-        let seeds = board.seeds();
-        let level = &self.levels[seeds as usize];
-        let layer = turns_left.min(level.last_change) as usize - 1;
-        let at = layer * level.states as usize + self.index.rank(board);
-        i32::from(self.container.section(seeds as usize)[at] as i8)
+        let seeds = board.seeds() as usize;
+        let level = &self.levels[seeds];
+        let rank = self.index.rank(board);
+        let section = self.container.section(seeds);
+        let value = match self.encoding {
+            Encoding::Layers => {
+                let layer = turns_left.min(level.last_change) as usize - 1;
+                section[layer * level.states as usize + rank] as i8
+            }
+            Encoding::Changes => {
+                compact::Level::trusted(section, level.states as usize).value(rank, turns_left)
+            }
+        };
+        i32::from(value)
+    }
+
+    /// How the book stores its values.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
     }
 
     /// The value of `board` and the score of each legal move.
@@ -306,29 +428,48 @@ impl OwareBook {
     /// Panics if `layers` is 0 or beyond the turn limit.
     pub fn export_flat(&self, layers: u32, out: &mut impl Write) -> io::Result<()> {
         assert!((1..=self.turn_limit).contains(&layers));
+        // Each level's stored layers, decoded once for the compact encoding.
+        let decoded: Vec<Option<Vec<i8>>> = self.levels[1..]
+            .par_iter()
+            .map(|level| match self.encoding {
+                Encoding::Layers => None,
+                Encoding::Changes => {
+                    let section = self.container.section(level.seeds as usize);
+                    let level_data = compact::Level::trusted(section, level.states as usize);
+                    Some(level_data.layers(level.last_change.min(layers)))
+                }
+            })
+            .collect();
         for turns_left in 1..=layers {
-            for level in &self.levels[1..] {
+            for (level, decoded) in self.levels[1..].iter().zip(&decoded) {
                 let layer = turns_left.min(level.last_change) as usize - 1;
                 let size = level.states as usize;
-                let section = self.container.section(level.seeds as usize);
-                out.write_all(&section[layer * size..(layer + 1) * size])?;
+                let stored = match decoded {
+                    Some(values) => as_bytes(values),
+                    None => self.container.section(level.seeds as usize),
+                };
+                out.write_all(&stored[layer * size..(layer + 1) * size])?;
             }
         }
         Ok(())
     }
 }
 
-fn sections<'a>(generated: &Generated, layers: &'a [Vec<i8>]) -> Vec<SectionData<'a>> {
+fn sections<'a>(generated: &Generated, levels: &'a [Vec<u8>]) -> Vec<SectionData<'a>> {
     generated
         .solution
         .levels
         .iter()
-        .zip(layers)
-        .map(|(level, layers)| SectionData {
+        .zip(levels)
+        .map(|(level, bytes)| SectionData {
             meta: [level.states as u64, level.last_change.into()],
-            bytes: as_bytes(layers),
+            bytes,
         })
         .collect()
+}
+
+fn to_bytes(values: Vec<i8>) -> Vec<u8> {
+    values.into_iter().map(|v| v as u8).collect()
 }
 
 fn as_bytes(values: &[i8]) -> &[u8] {
