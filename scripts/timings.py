@@ -2,7 +2,8 @@
 """Timing tables for endbook: criterion benches plus end-to-end `generate` runs.
 
 Runs, in one go on this machine:
-  1. `cargo bench --bench kernels` (kernel sweeps and movegens on the 12-seed data);
+  1. `cargo bench --bench kernels --bench probe` (kernel sweeps, movegens and
+     book lookups on the 12-seed data);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on dense
      sweeps, on 1 thread and on all threads; frontier and hybrid sweeps; each
      movegen; REPEAT times each;
@@ -62,11 +63,11 @@ def summary(samples):
 
 
 def run_benches():
-    print("running cargo bench --bench kernels ...", file=sys.stderr)
-    subprocess.run(["cargo", "bench", "--bench", "kernels", "--", "--noplot"], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+    print("running cargo bench --bench kernels --bench probe ...", file=sys.stderr)
+    subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
+                   check=True, stdout=subprocess.DEVNULL)
     rows = []
-    for group in ["sweep", "movegen"]:
+    for group in ["sweep", "movegen", "probe"]:
         for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
             bench_dir = estimates.parent
             name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
@@ -145,6 +146,12 @@ def main():
     folder = ROOT / "results" / re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.date.today().isoformat()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        commit += " with uncommitted changes"
     command = f"scripts/timings.py --article {args.article} --repeat {args.repeat} --seeds {args.seeds}"
 
     with open(folder / f"{stamp}.csv", "w", newline="") as f:
@@ -160,6 +167,8 @@ def main():
             kernel = parts[0] if b["group"] == "sweep" else "-"
             movegen = parts[0] if b["group"] == "movegen" else "-"
             threads = (1 if parts[1] == "1-thread" else threads_all) if b["group"] == "sweep" else 1
+            if b["group"] == "probe":
+                kernel = f"book encoding {parts[0]}"
             rate = b["elements"] / b["median"] if b["elements"] else ""
             writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, "dense", threads, 12,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
@@ -167,7 +176,7 @@ def main():
 
     article_median = article_row["median_s"]
     lines = [f"# endbook timings: {model}", "",
-             f"{stamp}, {threads_all} threads available, CPU family {cpu_family()}. "
+             f"{stamp}, commit {commit}, {threads_all} threads available, CPU family {cpu_family()}. "
              f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
              "command (building the child cache, sweeping, writing the book).", "",
              "## End-to-end `endbook oware generate`", "",
@@ -179,7 +188,7 @@ def main():
         lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['sweep']} | {r['threads']} | "
                      f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
     if bench_rows:
-        lines += ["", "## criterion benches (12-seed data, per iteration)", "",
+        lines += ["", "## criterion benches (12-seed data, per iteration; probe: 100,000 lookups)", "",
                   "| bench | median ms | min ms | max ms | throughput (median) |", "|---|---|---|---|---|"]
         for b in bench_rows:
             rate = f"{b['elements'] / b['median'] / 1e6:.1f} M/s" if b["elements"] else ""

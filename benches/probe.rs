@@ -1,0 +1,59 @@
+//! Book lookups from the mapped 12-seed book, compact and layer encodings:
+//! random (board, turns left) queries, one `value` call each. Throughput in
+//! lookups; every query's answer is checked against the generator's own
+//! replay before timing, and both encodings' sums must agree.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use endbook::games::oware::{generate, Board, Encoding, GenerateOptions, OwareBook};
+use std::hint::black_box;
+use std::time::Duration;
+
+const SEEDS: u32 = 12;
+const QUERIES: usize = 100_000;
+
+fn probe(c: &mut Criterion) {
+    let generated = generate(GenerateOptions::new(SEEDS), |_| {});
+    let index = endbook::games::oware::BoardIndex::new(SEEDS);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let queries: Vec<(usize, Board, u32)> = (0..QUERIES)
+        .map(|_| {
+            let global = (next() % index.states() as u64) as usize;
+            (global, index.board(global), 1 + (next() % 200) as u32)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("probe");
+    group.throughput(Throughput::Elements(QUERIES as u64));
+    group.sample_size(20).measurement_time(Duration::from_secs(3));
+    let mut sums = Vec::new();
+    for encoding in [Encoding::Changes, Encoding::Layers] {
+        let path = dir.path().join(format!("{}.book", encoding.name()));
+        OwareBook::write_with(&path, &generated, encoding).unwrap();
+        let book = OwareBook::open(&path).unwrap();
+        for &(global, board, turns) in queries.iter().step_by(10) {
+            let expected = generated.solution.value(global, turns);
+            assert_eq!(book.value(&board, turns).unwrap(), i32::from(expected));
+        }
+        let mut sum = 0i64;
+        group.bench_function(encoding.name(), |b| {
+            b.iter(|| {
+                sum = 0;
+                for (_, board, turns) in &queries {
+                    sum += i64::from(book.value(black_box(board), *turns).unwrap());
+                }
+            })
+        });
+        sums.push(sum);
+    }
+    group.finish();
+    assert_eq!(sums[0], sums[1], "the encodings answer differently");
+}
+
+criterion_group!(benches, probe);
+criterion_main!(benches);
