@@ -30,7 +30,9 @@ fn probe(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut group = c.benchmark_group("probe");
     group.throughput(Throughput::Elements(QUERIES as u64));
-    group.sample_size(20).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3));
     let mut sums = Vec::new();
     for encoding in [Encoding::Changes, Encoding::Layers] {
         let path = dir.path().join(format!("{}.book", encoding.name()));

@@ -352,3 +352,87 @@ fn help_explains_the_notation() {
     assert!(help.contains("--max-seeds"), "{help}");
     assert!(help.contains("--turn-limit"), "{help}");
 }
+
+#[test]
+fn stats_count_every_board_once() {
+    let out = endbook(&["oware", "stats", "--book", book_arg(), "--format", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("seeds,boards,last_change,value_changes,value_-6"));
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    for (row, boards) in rows.iter().zip([12, 78, 364, 1365, 4368, 12376]) {
+        assert_eq!(row[1], boards);
+        assert_eq!(
+            row[4..].iter().sum::<u64>(),
+            boards,
+            "every board has one converged value"
+        );
+    }
+    let table = text(&endbook(&["oware", "stats", "--book", book_arg()]).stdout);
+    assert!(table.contains("value changes"), "{table}");
+    let markdown = text(
+        &endbook(&[
+            "oware",
+            "stats",
+            "--book",
+            book_arg(),
+            "--format",
+            "markdown",
+        ])
+        .stdout,
+    );
+    assert!(markdown.contains("| seeds | boards |"), "{markdown}");
+}
+
+#[test]
+fn dry_run_estimates_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dry.book");
+    let out = endbook(&[
+        "oware",
+        "generate",
+        "--max-seeds",
+        "15",
+        "--dry-run",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("17,383,860"),
+        "the 0..=15-seed board count: {stdout}"
+    );
+    for word in ["memory", "book", "time"] {
+        assert!(stdout.contains(word), "{word}: {stdout}");
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.book");
+    let out = endbook(&[
+        "oware",
+        "generate",
+        "--max-seeds",
+        "27",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert_input_error(&out, "--ignore-memory-check");
+    assert!(
+        text(&out.stderr).contains("391.1 GB"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!path.exists());
+}

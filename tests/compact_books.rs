@@ -239,3 +239,26 @@ fn random_mutations_under_valid_checksums_never_panic() {
     // Some flips land on values and stay well-formed: those are accepted.
     assert!(accepted < 3000);
 }
+
+#[test]
+fn level_stats_agree_between_encodings() {
+    let generated = generate(GenerateOptions::new(8), |_| {});
+    let compact = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+    let layers =
+        OwareBook::from_bytes(OwareBook::to_bytes_with(&generated, Encoding::Layers)).unwrap();
+    for seeds in 0..=8 {
+        let stats = compact.level_stats(seeds);
+        assert_eq!(stats, layers.level_stats(seeds), "level {seeds}");
+        // Every board counted once; the changes are those the engine recorded.
+        assert_eq!(stats.converged.iter().sum::<u64>(), stats.level.states);
+        let (start, end) = (
+            generated.solution.level_starts[seeds as usize],
+            generated.solution.level_starts[seeds as usize + 1],
+        );
+        let recorded: usize = generated.solution.changes[1..]
+            .iter()
+            .map(|c| c.within(start, end).0.len())
+            .sum();
+        assert_eq!(stats.changes, recorded as u64, "level {seeds}");
+    }
+}

@@ -106,6 +106,18 @@ pub struct LevelInfo {
     pub last_change: u32,
 }
 
+/// What a seed level's values do over the turns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelStats {
+    /// The level.
+    pub level: LevelInfo,
+    /// Value changes over all boards: pairs (board, t >= 2) whose value with
+    /// `t` turns left differs from that with `t - 1`.
+    pub changes: u64,
+    /// `converged[v + seeds]`: boards whose value, once converged, is `v`.
+    pub converged: Vec<u64>,
+}
+
 /// A legal move and its value under perfect play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScoredMove {
@@ -412,6 +424,39 @@ impl OwareBook {
             })
             .collect::<Vec<_>>();
         Ok(Analysis { value, moves })
+    }
+
+    /// Statistics of level `seeds`: value changes and converged values.
+    pub fn level_stats(&self, seeds: u32) -> LevelStats {
+        let level = self.levels[seeds as usize];
+        let section = self.container.section(seeds as usize);
+        let boards = level.states as usize;
+        let mut converged = vec![0u64; 2 * seeds as usize + 1];
+        let mut changes = 0u64;
+        let mut record = |board_changes: u64, value: i8| {
+            changes += board_changes;
+            converged[(i32::from(value) + seeds as i32) as usize] += 1;
+        };
+        match self.encoding {
+            Encoding::Changes => {
+                for (board_changes, value) in compact::Level::trusted(section, boards).summaries() {
+                    record(u64::from(board_changes), value);
+                }
+            }
+            Encoding::Layers => {
+                let layers = level.last_change as usize;
+                for board in 0..boards {
+                    let value = |layer: usize| section[layer * boards + board] as i8;
+                    let board_changes = (1..layers).filter(|&l| value(l) != value(l - 1)).count();
+                    record(board_changes as u64, value(layers - 1));
+                }
+            }
+        }
+        LevelStats {
+            level,
+            changes,
+            converged,
+        }
     }
 
     /// Bytes of the flat export with `layers` layers.

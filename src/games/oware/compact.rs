@@ -289,6 +289,23 @@ impl<'a> Level<'a> {
         out
     }
 
+    /// Each board's number of changes after turn 1 and its final value.
+    pub fn summaries(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
+        let mut at = 0;
+        (0..self.boards).map(move |board| {
+            if board % BLOCK == 0 {
+                at = self.offset(board / BLOCK);
+            }
+            let body = self.record(&mut at).expect("validated on open");
+            let (mut changes, mut value) = (0, body[0] as i8);
+            for change in self.changes(body) {
+                value = change.expect("validated on open").1;
+                changes += 1;
+            }
+            (changes, value)
+        })
+    }
+
     /// A level already validated by [`Level::parse`] (from the same bytes):
     /// no checks repeated. Malformed bytes could only make lookups panic.
     pub fn trusted(section: &'a [u8], boards: usize) -> Level<'a> {

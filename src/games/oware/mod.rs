@@ -9,7 +9,7 @@ pub mod movegen;
 pub mod rules;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
-pub use book::{Analysis, Encoding, LevelInfo, OwareBook, ProbeError, ScoredMove};
+pub use book::{Analysis, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove};
 pub use generate::{generate, GenerateOptions, Generated, DEFAULT_TURN_LIMIT};
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
