@@ -37,7 +37,7 @@ fn sweep_parallel(kernel: Kernel, cache: &MoveCache<6>, prev: &[i8], out: &mut [
 
 fn kernels(c: &mut Criterion) {
     let index = BoardIndex::new(SEEDS);
-    let cache = build_cache(&index, MoveGen::auto());
+    let cache = build_cache(&index, 0, MoveGen::auto());
     let len = cache.blocks() * LANES;
     let mut prev = vec![0i8; len + LAYER_PADDING];
     let mut next = prev.clone();

@@ -436,3 +436,116 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     );
     assert!(!path.exists());
 }
+
+fn generate_args<'a>(seeds: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "oware",
+        "generate",
+        "--max-seeds",
+        seeds,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn extending_a_book_gives_the_book_generated_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (small, whole, extended) = (
+        dir.path().join("5.book"),
+        dir.path().join("8.book"),
+        dir.path().join("8-extended.book"),
+    );
+    for (seeds, out, extra) in [
+        ("5", &small, vec![]),
+        ("8", &whole, vec!["--all-levels-at-once"]),
+        ("8", &extended, vec!["--extend", small.to_str().unwrap()]),
+    ] {
+        let out = endbook(&generate_args(seeds, out, &extra));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let out = endbook(&generate_args(
+        "8",
+        &extended,
+        &["--extend", small.to_str().unwrap()],
+    ));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("taken over").count(), 6, "{stdout}");
+    assert!(std::fs::read(&whole).unwrap() == std::fs::read(&extended).unwrap());
+
+    // An extension must add levels and keep the turn limit.
+    let refused = dir.path().join("refused.book");
+    let small_arg = small.to_str().unwrap();
+    let out = endbook(&generate_args("5", &refused, &["--extend", small_arg]));
+    assert_input_error(&out, "holds up to 5 seeds already");
+    let out = endbook(&generate_args(
+        "7",
+        &refused,
+        &["--extend", small_arg, "--turn-limit", "90"],
+    ));
+    assert_input_error(&out, "turn limit 200, this run 90");
+    assert!(!refused.exists());
+}
+
+/// Kills a 12-seed generation once its checkpoint holds level 10 or 11, then
+/// resumes it: no half book is left at the output path, and the resumed book
+/// equals one generated without interruption.
+#[test]
+fn a_killed_generation_resumes_to_the_identical_book() {
+    use endbook::games::oware::OwareBook;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("12.book");
+    let checkpoint = dir.path().join("12.book.checkpoint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(generate_args("12", &out, &["--threads", "1"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let killed_at = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the generation ended ({status}) before a checkpoint of level 10 was seen");
+        }
+        // Checkpoints are renamed into place whole, so any one seen opens.
+        if let Ok(book) = OwareBook::open(&checkpoint) {
+            if book.max_seeds() >= 10 {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break book.max_seeds();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    assert!(
+        killed_at < 12,
+        "the checkpoint of the last level is never written"
+    );
+    assert!(!out.exists(), "a killed run left a book at the output path");
+    assert!(OwareBook::open(&checkpoint).unwrap().max_seeds() >= killed_at);
+
+    let resumed = endbook(&generate_args("12", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let stderr = text(&resumed.stderr);
+    assert!(stderr.contains("taking over levels 0..="), "{stderr}");
+    assert!(
+        !checkpoint.exists(),
+        "the checkpoint is removed once the book is written"
+    );
+
+    let fresh = dir.path().join("fresh.book");
+    let out_fresh = endbook(&generate_args("12", &fresh, &[]));
+    assert!(out_fresh.status.success());
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+}
+
+#[test]
+fn resume_without_a_checkpoint_starts_from_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("4.book");
+    let run = endbook(&generate_args("4", &out, &["--resume"]));
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("no checkpoint at"));
+    assert!(out.exists());
+}

@@ -1,46 +1,63 @@
-//! Dense, frontier and hybrid sweeps compute identical books.
+//! Dense, frontier and hybrid sweeps compute identical books, whether the
+//! levels are solved one at a time or all in one pass.
 
 use endbook::engine::SweepMode;
 use endbook::games::oware::{generate, GenerateOptions, Generated, OwareBook};
 use sha2::{Digest, Sha256};
 
 fn generate_with(max_seeds: u32, mode: SweepMode) -> Generated {
+    generate_levels(max_seeds, mode, true)
+}
+
+fn generate_levels(max_seeds: u32, mode: SweepMode, level_by_level: bool) -> Generated {
     generate(
         GenerateOptions {
             mode,
+            level_by_level,
             ..GenerateOptions::new(max_seeds)
         },
         |_| {},
     )
 }
 
+const MODES: [SweepMode; 3] = [SweepMode::Dense, SweepMode::Frontier, SweepMode::Hybrid];
+
 #[test]
 fn modes_give_identical_books_up_to_ten_seeds() {
     for max_seeds in 1..=10 {
-        let digest = |mode| Sha256::digest(OwareBook::to_bytes(&generate_with(max_seeds, mode)));
-        let dense = digest(SweepMode::Dense);
-        assert_eq!(
-            digest(SweepMode::Frontier),
-            dense,
-            "frontier, {max_seeds} seeds"
-        );
-        assert_eq!(
-            digest(SweepMode::Hybrid),
-            dense,
-            "hybrid, {max_seeds} seeds"
-        );
+        let digest = |mode, by_level| {
+            Sha256::digest(OwareBook::to_bytes(&generate_levels(
+                max_seeds, mode, by_level,
+            )))
+        };
+        let dense = digest(SweepMode::Dense, false);
+        for (mode, by_level) in MODES.iter().flat_map(|&m| [(m, true), (m, false)]) {
+            assert_eq!(
+                digest(mode, by_level),
+                dense,
+                "{mode}, level by level {by_level}, {max_seeds} seeds"
+            );
+        }
     }
 }
 
 #[test]
 fn modes_give_identical_changes_at_twelve_seeds() {
-    let dense = generate_with(12, SweepMode::Dense).solution;
+    let dense = generate_levels(12, SweepMode::Dense, false).solution;
     assert_eq!(dense.frontier_turns, 0);
-    for mode in [SweepMode::Frontier, SweepMode::Hybrid] {
-        let other = generate_with(12, mode).solution;
-        assert!(
+    let others = [
+        (SweepMode::Dense, true),
+        (SweepMode::Frontier, true),
+        (SweepMode::Hybrid, true),
+        (SweepMode::Hybrid, false),
+    ];
+    for (mode, by_level) in others {
+        let other = generate_levels(12, mode, by_level).solution;
+        let mode = format!("{mode}, level by level {by_level}");
+        assert_eq!(
             other.frontier_turns > 0,
-            "{mode} swept no layer by frontier"
+            !mode.starts_with("dense"),
+            "{mode}: layers swept by frontier"
         );
         assert_eq!(other.turns_swept, dense.turns_swept, "{mode}");
         assert!(other.changes == dense.changes, "{mode} changes differ");

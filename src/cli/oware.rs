@@ -1,19 +1,20 @@
 //! `endbook oware ...`: generate, probe, info, export.
 
-use super::progress::Progress;
+use super::progress::LevelProgress;
 use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::SweepMode;
 use endbook::games::oware::{
-    generate, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
-    DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    extend, Board, BoardIndex, Encoding, GenerateOptions, GenerateProgress, Generated, MoveGen,
+    MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
 use endbook::kernels::{Kernel, KernelChoice, KernelKind};
+use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -73,6 +74,20 @@ pub struct GenerateArgs {
     /// while many values change and frontier after. All give identical books.
     #[arg(long, value_enum, default_value = "hybrid")]
     sweep: SweepArg,
+    /// Add levels to an existing book: its levels are taken over as they are
+    /// and only the seed counts above its own up to --max-seeds are solved.
+    /// The turn limit must match.
+    #[arg(long, value_name = "OLD_BOOK", conflicts_with = "resume")]
+    extend: Option<PathBuf>,
+    /// Continue an interrupted run from its checkpoint (the output path with
+    /// `.checkpoint` appended, rewritten as each level completes); without one,
+    /// start from scratch.
+    #[arg(long)]
+    resume: bool,
+    /// Solve every level in one pass instead of one level at a time (identical
+    /// books; more memory, no checkpoints). For comparisons.
+    #[arg(long)]
+    all_levels_at_once: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -292,7 +307,25 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         kernel: args.kernel.choice()?,
         movegen: args.movegen.movegen()?,
         mode: args.sweep.mode(),
+        level_by_level: !args.all_levels_at_once,
     };
+    let checkpoint = checkpoint_path(&out);
+    let base_path = match (&args.extend, args.resume) {
+        (Some(old), _) => Some(old.clone()),
+        (None, true) if checkpoint.exists() => Some(checkpoint.clone()),
+        (None, true) => {
+            eprintln!(
+                "no checkpoint at {}: starting from scratch",
+                checkpoint.display()
+            );
+            None
+        }
+        (None, false) => None,
+    };
+    let base = base_path
+        .as_deref()
+        .map(|path| base_book(path, &options, args.extend.is_some()))
+        .transpose()?;
     eprintln!(
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, about {} of memory",
         grouped(states),
@@ -301,48 +334,109 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         threads,
         human_bytes(estimate)
     );
+    let encoding = Encoding::for_turn_limit(options.turn_limit);
+    let (base, mut encoded) = match base {
+        Some(book) => {
+            eprintln!(
+                "taking over levels 0..={} from {}",
+                book.max_seeds(),
+                base_path.as_deref().unwrap_or(Path::new("?")).display()
+            );
+            let base = Generated::from_book(&book, options);
+            // Levels stored in another encoding are encoded anew.
+            let encoded: Vec<Vec<u8>> = (0..=book.max_seeds())
+                .into_par_iter()
+                .map(|seeds| match book.encoding() == encoding {
+                    true => book.level_bytes(seeds).to_vec(),
+                    false => OwareBook::encode_level(&base.solution, seeds as usize, encoding),
+                })
+                .collect();
+            (base, encoded)
+        }
+        None => (Generated::empty(options), Vec::new()),
+    };
+    let taken_over = encoded.len();
 
     let start = Instant::now();
-    let mut progress = Progress::new();
-    let levels = args.max_seeds as usize + 1;
-    let generated = generate(options, |report| {
-        progress.update(|| {
-            format!(
-                "turn {}/{} ({})  changed {}  levels done {}/{}  {:.1} s",
+    let mut progress = LevelProgress::new();
+    let (mut encode_time, mut checkpoint_time) = (Duration::ZERO, Duration::ZERO);
+    let generated = extend(base, options, |event| match event {
+        GenerateProgress::Turn { seeds, report } => {
+            progress.turn(
+                &levels_name(&seeds),
                 report.turn,
                 report.turn_limit,
-                if report.frontier { "frontier" } else { "dense" },
-                grouped(report.changed_states),
-                report.closed_levels,
-                levels,
-                report.elapsed.as_secs_f64()
-            )
-        })
+                report.changed_states,
+                report.frontier,
+            );
+        }
+        GenerateProgress::LevelDone { seeds, generated } => {
+            let solution = &generated.solution;
+            let new_levels = encoded.len()..=seeds as usize;
+            let first = encoded.len() as u32;
+            let encode_start = Instant::now();
+            encoded.par_extend(
+                new_levels
+                    .clone()
+                    .into_par_iter()
+                    .map(|level| OwareBook::encode_level(solution, level, encoding)),
+            );
+            encode_time += encode_start.elapsed();
+            let last_change = solution.levels[seeds as usize].last_change;
+            progress.level_done(
+                &levels_name(&(first..=seeds)),
+                &format!(
+                    "{} boards, last change at turn {last_change}, done after {:.3} s",
+                    grouped(
+                        solution.levels[new_levels]
+                            .iter()
+                            .map(|l| l.states as u64)
+                            .sum()
+                    ),
+                    start.elapsed().as_secs_f64()
+                ),
+            );
+            if seeds < args.max_seeds {
+                let write_start = Instant::now();
+                if let Err(error) =
+                    OwareBook::write_encoded(&checkpoint, generated, encoding, &encoded)
+                {
+                    eprintln!("warning: could not write the checkpoint: {error}");
+                }
+                checkpoint_time += write_start.elapsed();
+            }
+        }
     });
-    progress.finish();
     let solve_time = start.elapsed();
-    OwareBook::write(&out, &generated).map_err(book_failure)?;
+    OwareBook::write_encoded(&out, &generated, encoding, &encoded).map_err(book_failure)?;
+    let _ = std::fs::remove_file(&checkpoint);
     let total_time = start.elapsed();
 
     let solution = &generated.solution;
     println!("seeds        boards  last change  done after");
     for (seeds, level) in solution.levels.iter().enumerate() {
+        let done = if seeds < taken_over {
+            "taken over".to_string()
+        } else {
+            format!("{:.3} s", generated.level_done[seeds].as_secs_f64())
+        };
         println!(
-            "{seeds:>5} {:>13} {:>12} {:>9.3} s",
+            "{seeds:>5} {:>13} {:>12} {done:>12}",
             grouped(level.states as u64),
             level.last_change,
-            generated.cache_time.as_secs_f64() + level.closed_after.as_secs_f64()
         );
     }
     let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     println!(
-        "total {} boards, {} layers swept ({} by frontier), {:.3} s (child cache {:.3} s, sweeps {:.3} s, write {:.3} s)",
+        "total {} boards, {} layers swept ({} by frontier), {:.3} s (child caches {:.3} s, sweeps {:.3} s, encoding {:.3} s, checkpoints {:.3} s, write {:.3} s)",
         grouped(states),
         solution.turns_swept,
         solution.frontier_turns,
         total_time.as_secs_f64(),
         generated.cache_time.as_secs_f64(),
         solution.elapsed.as_secs_f64(),
+        encode_time.as_secs_f64(),
+        checkpoint_time.as_secs_f64(),
         (total_time - solve_time).as_secs_f64()
     );
     println!(
@@ -350,7 +444,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         grouped(solution.state_updates),
         solution.state_updates as f64 / solution.elapsed.as_secs_f64()
     );
-    println!("movegen {}, {} sweeps", options.movegen, options.mode);
+    println!(
+        "movegen {}, {} sweeps, {}",
+        options.movegen,
+        options.mode,
+        if options.level_by_level {
+            "level by level"
+        } else {
+            "all levels at once"
+        }
+    );
     if solution.kernel_trials.is_empty() {
         println!("kernel {} (forced)", solution.kernel);
     } else {
@@ -367,6 +470,54 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     }
     println!("wrote {} ({})", out.display(), human_bytes(file_len));
     Ok(())
+}
+
+/// Where a generation writing `out` keeps its checkpoint.
+fn checkpoint_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".checkpoint");
+    PathBuf::from(name)
+}
+
+/// "level 7" or "levels 0-12".
+fn levels_name(seeds: &std::ops::RangeInclusive<u32>) -> String {
+    if seeds.start() == seeds.end() {
+        format!("level {}", seeds.start())
+    } else {
+        format!("levels {}-{}", seeds.start(), seeds.end())
+    }
+}
+
+/// Opens the book a run builds on (`--extend`, or a checkpoint) and checks
+/// that it fits the run.
+fn base_book(
+    path: &Path,
+    options: &GenerateOptions,
+    extending: bool,
+) -> Result<OwareBook, CliError> {
+    let book = open_book(path)?;
+    let what = if extending {
+        "--extend"
+    } else {
+        "the checkpoint"
+    };
+    if book.turn_limit() != options.turn_limit {
+        return Err(CliError::Input(format!(
+            "{what} {} has turn limit {}, this run {}; they must match",
+            path.display(),
+            book.turn_limit(),
+            options.turn_limit
+        )));
+    }
+    if book.max_seeds() > options.max_seeds || (extending && book.max_seeds() == options.max_seeds)
+    {
+        return Err(CliError::Input(format!(
+            "{what} {} holds up to {} seeds already; --max-seeds must be larger",
+            path.display(),
+            book.max_seeds()
+        )));
+    }
+    Ok(book)
 }
 
 fn parse_board(text: &str) -> Result<Board, String> {

@@ -1,5 +1,5 @@
-//! Progress lines on stderr for long work: redrawn in place on a terminal,
-//! one line every few seconds when stderr goes to a log.
+//! Progress on stderr for long work: redrawn in place on a terminal, one
+//! line every few seconds when stderr goes to a log.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -44,6 +44,67 @@ impl Progress {
         if self.drawn {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
             self.drawn = false;
+        }
+    }
+}
+
+/// Progress of a generation solved level by level: an indicatif bar per
+/// level on a terminal (turn, changed boards, ETA to the turn limit), and on a
+/// log a line every few seconds plus one per finished level.
+pub struct LevelProgress {
+    bar: Option<indicatif::ProgressBar>,
+    lines: Progress,
+    terminal: bool,
+}
+
+impl LevelProgress {
+    pub fn new() -> LevelProgress {
+        LevelProgress {
+            bar: None,
+            lines: Progress::new(),
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// A layer of `levels` (e.g. "level 12", "levels 0-12") was swept.
+    pub fn turn(&mut self, levels: &str, turn: u32, turn_limit: u32, changed: u64, frontier: bool) {
+        let mode = if frontier { "frontier" } else { "dense" };
+        if !self.terminal {
+            self.lines.update(|| {
+                format!("{levels}: turn {turn}/{turn_limit} ({mode}), changed {changed}")
+            });
+            return;
+        }
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = indicatif::ProgressBar::new(turn_limit.into());
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix:>10} [{bar:30}] turn {pos}/{len} {msg} (ETA to turn {len}: {eta})",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(levels.to_string());
+            bar
+        });
+        bar.set_position(turn.into());
+        bar.set_message(format!("changed {changed:>10} {mode:>8}"));
+    }
+
+    /// `levels` are solved: `summary` says how.
+    pub fn level_done(&mut self, levels: &str, summary: &str) {
+        match self.bar.take() {
+            Some(bar) => {
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template("{prefix:>10} {msg}")
+                        .expect("a valid template"),
+                );
+                bar.finish_with_message(summary.to_string());
+            }
+            None => {
+                self.lines.finish();
+                eprintln!("{levels}: {summary}");
+            }
         }
     }
 }

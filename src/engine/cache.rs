@@ -28,15 +28,19 @@ pub const HAS_MOVES: i8 = i8::MIN;
 /// amortise one unrank, small enough to balance the threads.
 const BUILD_CHUNK_STATES: usize = 1 << 14;
 
-/// Every state's moves as (child index, capture) pairs plus a base score.
+/// The moves of states `first_state..states` as (child index, capture) pairs
+/// plus a base score.
 ///
-/// Every child index is below the state count: [`Emitter::push`] checks it,
-/// and the SIMD kernels rely on it.
+/// A cache may start past state 0 (at a block boundary) when the states
+/// below are solved already: their values are read, never recomputed. Block
+/// numbers are global either way. Every child index is below the state count:
+/// [`Emitter::push`] checks it, and the SIMD kernels rely on it.
 ///
 /// A layer update is `v[s] = max(base[s], max_k(capture[s,k] - prev[child[s,k]]))`,
 /// where `base[s]` is the score of a state without moves and [`HAS_MOVES`] otherwise.
 pub struct MoveCache<const MOVES: usize> {
     states: usize,
+    first_block: usize,
     children: Vec<u32>,
     captures: Vec<i8>,
     base: Vec<i8>,
@@ -83,8 +87,19 @@ impl<const MOVES: usize> MoveCache<MOVES> {
     where
         F: Fn(Range<usize>, &mut Emitter<'_, MOVES>) + Sync,
     {
+        Self::build_from(0, states, describe)
+    }
+
+    /// Builds the cache for states `first_state..states` (`first_state` a
+    /// multiple of [`LANES`]); children may be any state below `states`.
+    pub fn build_from<F>(first_state: usize, states: usize, describe: F) -> Self
+    where
+        F: Fn(Range<usize>, &mut Emitter<'_, MOVES>) + Sync,
+    {
         assert!(states <= u32::MAX as usize, "child indices are 32-bit");
-        let blocks = states.div_ceil(LANES);
+        assert!(first_state.is_multiple_of(LANES) && first_state <= states);
+        let first_block = first_state / LANES;
+        let blocks = states.div_ceil(LANES) - first_block;
         let padded = blocks * LANES;
         let mut children = vec![0u32; padded * MOVES];
         let mut captures = vec![PAD_CAPTURE; padded * MOVES];
@@ -97,7 +112,7 @@ impl<const MOVES: usize> MoveCache<MOVES> {
             .zip(base.par_chunks_mut(chunk))
             .enumerate()
             .for_each(|(i, ((children, captures), base))| {
-                let start = i * chunk;
+                let start = first_state + i * chunk;
                 let end = (start + chunk).min(states);
                 let mut emitter = Emitter {
                     children,
@@ -111,6 +126,7 @@ impl<const MOVES: usize> MoveCache<MOVES> {
             });
         MoveCache {
             states,
+            first_block,
             children,
             captures,
             base,
@@ -122,32 +138,42 @@ impl<const MOVES: usize> MoveCache<MOVES> {
         self.states
     }
 
-    /// Number of blocks of [`LANES`] states.
+    /// Number of blocks of [`LANES`] states, counted from state 0: the blocks
+    /// held are `first_block()..blocks()`.
     pub fn blocks(&self) -> usize {
-        self.base.len() / LANES
+        self.first_block + self.base.len() / LANES
+    }
+
+    /// The first block held.
+    pub fn first_block(&self) -> usize {
+        self.first_block
     }
 
     /// Child indices of block `block`, move-major.
     #[inline(always)]
     pub fn block_children(&self, block: usize) -> &[u32] {
+        let block = block - self.first_block;
         &self.children[block * MOVES * LANES..(block + 1) * MOVES * LANES]
     }
 
     /// Captures of block `block`, move-major.
     #[inline(always)]
     pub fn block_captures(&self, block: usize) -> &[i8] {
+        let block = block - self.first_block;
         &self.captures[block * MOVES * LANES..(block + 1) * MOVES * LANES]
     }
 
     /// Base scores of block `block`.
     #[inline(always)]
     pub fn block_base(&self, block: usize) -> &[i8] {
+        let block = block - self.first_block;
         &self.base[block * LANES..(block + 1) * LANES]
     }
 
-    /// The moves of state `state` as (child index, capture), padding left out.
+    /// The moves of state `state` (a state the cache holds) as (child index,
+    /// capture), padding left out.
     pub fn moves(&self, state: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
-        let (block, lane) = (state / LANES, state % LANES);
+        let (block, lane) = (state / LANES - self.first_block, state % LANES);
         (0..MOVES)
             .map(move |k| {
                 let i = (block * MOVES + k) * LANES + lane;

@@ -22,14 +22,16 @@ impl ReverseEdges {
     pub fn build<const MOVES: usize>(cache: &MoveCache<MOVES>) -> ReverseEdges {
         let states = cache.states();
         let for_each_edge = |f: &(dyn Fn(usize, u32) + Sync)| {
-            (0..cache.blocks()).into_par_iter().for_each(|block| {
-                let children = cache.block_children(block);
-                for (slot, &capture) in cache.block_captures(block).iter().enumerate() {
-                    if capture != PAD_CAPTURE {
-                        f(children[slot] as usize, block as u32);
+            (cache.first_block()..cache.blocks())
+                .into_par_iter()
+                .for_each(|block| {
+                    let children = cache.block_children(block);
+                    for (slot, &capture) in cache.block_captures(block).iter().enumerate() {
+                        if capture != PAD_CAPTURE {
+                            f(children[slot] as usize, block as u32);
+                        }
                     }
-                }
-            })
+                })
         };
         let counts: Vec<AtomicU32> = (0..states).map(|_| AtomicU32::new(0)).collect();
         for_each_edge(&|child, _| {

@@ -185,6 +185,13 @@ impl LayerChanges {
         self.values.extend(other.values);
     }
 
+    /// Writes the new values into `layer`.
+    fn write_to(&self, layer: &mut [i8]) {
+        for (&state, &value) in self.states.iter().zip(&self.values) {
+            layer[state as usize] = value;
+        }
+    }
+
     /// Number of changes.
     pub fn len(&self) -> usize {
         self.states.len()
@@ -262,6 +269,21 @@ pub struct Solution {
 }
 
 impl Solution {
+    /// No level solved: where a solve from scratch starts.
+    pub fn empty() -> Solution {
+        Solution {
+            level_starts: vec![0],
+            levels: Vec::new(),
+            changes: Vec::new(),
+            turns_swept: 0,
+            frontier_turns: 0,
+            state_updates: 0,
+            elapsed: Duration::ZERO,
+            kernel: Kernel::scalar(),
+            kernel_trials: Vec::new(),
+        }
+    }
+
     /// Level `level`'s layers `1..=last_change`, each `states` values, layer-major.
     pub fn level_layers(&self, level: usize) -> Vec<i8> {
         let (start, end) = (self.level_starts[level], self.level_starts[level + 1]);
@@ -330,29 +352,50 @@ impl Solution {
 ///
 /// `level_starts` has one entry per level plus a final one equal to the
 /// number of states; a state's children must lie in its level or lower ones.
-/// `observer` sees every layer as it completes.
+/// `solved` holds the levels solved already, a prefix of them (or
+/// [`Solution::empty`]): their values are replayed from its changes, never
+/// recomputed, so `cache` need only hold the states from the first level to
+/// solve on (from the block that level starts in). The result covers every
+/// level. `observer` sees every layer as it completes.
 pub fn solve<const MOVES: usize>(
     cache: &MoveCache<MOVES>,
     level_starts: &[usize],
+    solved: Solution,
     options: SolveOptions,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
     let levels = level_starts.len() - 1;
+    let fixed = solved.levels.len();
     assert_eq!(level_starts[0], 0);
     assert_eq!(level_starts[levels], cache.states());
+    assert!(fixed < levels, "nothing left to solve");
+    assert_eq!(
+        solved.level_starts,
+        level_starts[..=fixed],
+        "solved levels are a prefix"
+    );
+    let fixed_end = level_starts[fixed];
+    assert!(cache.first_block() * LANES <= fixed_end);
     assert!(options.turn_limit >= 1);
 
     let start = Instant::now();
+    let Solution {
+        levels: mut solved_levels,
+        changes: known,
+        ..
+    } = solved;
+    let no_changes = LayerChanges::default();
+    // Changes of the solved levels with `turn` turns left.
+    let known_at = |turn: u32| known.get(turn as usize - 1).unwrap_or(&no_changes);
     let buffer_len = cache.blocks() * LANES + LAYER_PADDING;
     let mut prev = vec![0i8; buffer_len];
     let mut next = vec![0i8; buffer_len];
-    let mut solved: Vec<LevelSolution> = (0..levels)
-        .map(|level| LevelSolution {
-            states: level_starts[level + 1] - level_starts[level],
-            last_change: 1,
-            closed_after: Duration::ZERO,
-        })
-        .collect();
+    solved_levels.extend((fixed..levels).map(|level| LevelSolution {
+        states: level_starts[level + 1] - level_starts[level],
+        last_change: 1,
+        closed_after: Duration::ZERO,
+    }));
+    // Changes of the levels solved here, per layer.
     let mut changes: Vec<LayerChanges> = Vec::new();
     let mut frontier = Frontier::default();
     let mut closed = 0;
@@ -363,26 +406,34 @@ pub fn solve<const MOVES: usize>(
     for turn in 1..=options.turn_limit {
         // Blocks of closed levels hold the same values in both buffers, so a
         // block straddling the boundary may be recomputed harmlessly.
-        let first_block = level_starts[closed] / LANES;
-        let open_states = cache.states() - level_starts[closed];
+        let first_state = level_starts[closed].max(cache.first_block() * LANES);
+        let first_block = first_state / LANES;
+        let open_states = cache.states() - first_state;
         let use_frontier = turn > 1
             && match options.mode {
                 SweepMode::Dense => false,
                 SweepMode::Frontier => true,
                 SweepMode::Hybrid => {
-                    let last = changes.last().map_or(0, LayerChanges::len);
+                    let last =
+                        changes.last().map_or(0, LayerChanges::len) + known_at(turn - 1).len();
                     (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64
                 }
             };
+        // The solved levels in `next` go from layer `turn - 2` to `turn - 1`.
+        if turn > 1 {
+            known_at(turn - 1).write_to(&mut next);
+        }
         let (kernel, trial) = picker.pick(turn);
         let sweep_start = Instant::now();
         let (layer_changes, swept_states) = if use_frontier {
             frontier_turns += 1;
-            let previous = changes.last().expect("a layer before");
-            frontier.step(cache, kernel, previous, &prev, &mut next)
+            let previous = [known_at(turn - 1), changes.last().expect("a layer before")];
+            frontier.step(cache, kernel, previous, fixed_end, &prev, &mut next)
         } else {
-            dense_step(cache, kernel, first_block, &prev, &mut next)
+            dense_step(cache, kernel, first_block, fixed_end, &prev, &mut next)
         };
+        // And from `turn - 1` to `turn`.
+        known_at(turn).write_to(&mut next);
         if let Some(trial) = trial.filter(|_| swept_states >= MIN_TRIAL_STATES) {
             let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states as f64;
             picker.record(trial, ns);
@@ -392,14 +443,22 @@ pub fn solve<const MOVES: usize>(
         let mut all_quiet_below = true;
         let open_from = closed;
         for level in open_from..levels {
-            let (changed, _) = layer_changes.within(level_starts[level], level_starts[level + 1]);
-            let solution = &mut solved[level];
-            if turn > 1 && !changed.is_empty() {
+            let range = (level_starts[level], level_starts[level + 1]);
+            let layer = if level < fixed {
+                known_at(turn)
+            } else {
+                &layer_changes
+            };
+            let changed = !layer.within(range.0, range.1).0.is_empty();
+            let solution = &mut solved_levels[level];
+            if level >= fixed && turn > 1 && changed {
                 solution.last_change = turn;
             }
-            all_quiet_below &= turn > 1 && changed.is_empty();
+            all_quiet_below &= turn > 1 && !changed;
             if all_quiet_below && level == closed {
-                solution.closed_after = start.elapsed();
+                if level >= fixed {
+                    solution.closed_after = solved.elapsed + start.elapsed();
+                }
                 closed += 1;
             }
         }
@@ -408,7 +467,7 @@ pub fn solve<const MOVES: usize>(
             turn_limit: options.turn_limit,
             frontier: use_frontier,
             swept_states,
-            changed_states: layer_changes.len() as u64,
+            changed_states: (layer_changes.len() + known_at(turn).len()) as u64,
             closed_levels: closed,
             elapsed: start.elapsed(),
         });
@@ -420,32 +479,53 @@ pub fn solve<const MOVES: usize>(
     }
 
     let elapsed = start.elapsed();
-    for solution in &mut solved[closed..] {
-        solution.closed_after = elapsed;
+    for solution in &mut solved_levels[closed.max(fixed)..] {
+        solution.closed_after = solved.elapsed + elapsed;
     }
     // The last layers may repeat their predecessors; keep up to the last change.
-    let last_change = solved.iter().map(|l| l.last_change).max().unwrap_or(1);
+    let last_change = solved_levels
+        .iter()
+        .map(|l| l.last_change)
+        .max()
+        .unwrap_or(1);
     let turns_swept = changes.len() as u32;
-    changes.truncate(last_change as usize);
+    // A run whose layers were all too small to time a kernel on reports the
+    // choice of the levels before it.
+    let timed = picker.trials.iter().any(|t| t.ns_per_state.is_finite());
+    let (kernel, kernel_trials) = if timed || solved.kernel_trials.is_empty() {
+        (picker.chosen, picker.trials)
+    } else {
+        (solved.kernel, solved.kernel_trials)
+    };
+    let mut all_changes = known;
+    for (turn, layer) in changes.into_iter().enumerate().take(last_change as usize) {
+        match all_changes.get_mut(turn) {
+            Some(known) => known.append(layer),
+            None => all_changes.push(layer),
+        }
+    }
+    all_changes.truncate(last_change as usize);
     Solution {
         level_starts: level_starts.to_vec(),
-        levels: solved,
-        changes,
-        turns_swept,
-        frontier_turns,
-        state_updates,
-        elapsed,
-        kernel: picker.chosen,
-        kernel_trials: picker.trials,
+        levels: solved_levels,
+        changes: all_changes,
+        turns_swept: turns_swept.max(solved.turns_swept),
+        frontier_turns: frontier_turns + solved.frontier_turns,
+        state_updates: state_updates + solved.state_updates,
+        elapsed: solved.elapsed + elapsed,
+        kernel,
+        kernel_trials,
     }
 }
 
 /// Recomputes every block from `first_block` on into `next`; returns the
-/// changes against `prev` and the number of states swept.
+/// changes against `prev` of the states from `first_changed` on, and the
+/// number of states swept.
 fn dense_step<const MOVES: usize>(
     cache: &MoveCache<MOVES>,
     kernel: Kernel,
     first_block: usize,
+    first_changed: usize,
     prev: &[i8],
     next: &mut [i8],
 ) -> (LayerChanges, usize) {
@@ -461,7 +541,7 @@ fn dense_step<const MOVES: usize>(
             let first_state = block * LANES;
             let mut changes = LayerChanges::default();
             for (offset, (&new, &old)) in out.iter().zip(&prev[first_state..]).enumerate() {
-                if new != old {
+                if new != old && first_state + offset >= first_changed {
                     changes.states.push((first_state + offset) as u32);
                     changes.values.push(new);
                 }
@@ -493,13 +573,16 @@ struct Frontier {
 }
 
 impl Frontier {
-    /// Brings `next` from layer `t-2` to `t` given layer `t-1` in `prev` and
-    /// its changes `previous`; returns layer `t`'s changes and the states swept.
+    /// Brings the states from `first_changed` on in `next` from layer `t-2`
+    /// to `t`, given layer `t-1` in `prev` and its changes `previous` (of the
+    /// solved levels, then of the others); returns layer `t`'s changes from
+    /// `first_changed` on and the states swept.
     fn step<const MOVES: usize>(
         &mut self,
         cache: &MoveCache<MOVES>,
         kernel: Kernel,
-        previous: &LayerChanges,
+        previous: [&LayerChanges; 2],
+        first_changed: usize,
         prev: &[i8],
         next: &mut [i8],
     ) -> (LayerChanges, usize) {
@@ -511,10 +594,10 @@ impl Frontier {
                 .map(|_| AtomicU64::new(0))
                 .collect();
         }
-        for (&state, &value) in previous.states.iter().zip(&previous.values) {
-            next[state as usize] = value;
+        previous[1].write_to(next);
+        for changes in previous {
+            reverse.mark_parents(&changes.states, &self.dirty);
         }
-        reverse.mark_parents(&previous.states, &self.dirty);
         take_dirty_blocks(&self.dirty, &mut self.dirty_blocks);
         let swept_states = self.dirty_blocks.len() * LANES;
         let parts: Vec<LayerChanges> = self
@@ -528,8 +611,9 @@ impl Frontier {
                     kernel.sweep(cache, block, prev, &mut scratch);
                     let first_state = block * LANES;
                     for (lane, &new) in scratch.iter().enumerate() {
-                        if new != prev[first_state + lane] {
-                            changes.states.push((first_state + lane) as u32);
+                        let state = first_state + lane;
+                        if new != prev[state] && state >= first_changed {
+                            changes.states.push(state as u32);
                             changes.values.push(new);
                         }
                     }
@@ -538,9 +622,7 @@ impl Frontier {
             })
             .collect();
         let changes = concatenate(parts);
-        for (&state, &value) in changes.states.iter().zip(&changes.values) {
-            next[state as usize] = value;
-        }
+        changes.write_to(next);
         (changes, swept_states)
     }
 }

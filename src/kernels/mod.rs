@@ -119,7 +119,7 @@ impl Kernel {
     }
 
     /// Computes `out` (a whole number of blocks) for the blocks starting at
-    /// `first_block`, reading the previous layer `prev`.
+    /// `first_block` (blocks the cache holds), reading the previous layer `prev`.
     ///
     /// `prev` must cover every state of the cache plus [`LAYER_PADDING`] bytes,
     /// and its values must lie within [`crate::engine::VALUE_BOUND`].
@@ -132,6 +132,7 @@ impl Kernel {
         out: &mut [i8],
     ) {
         assert_eq!(out.len() % LANES, 0, "whole blocks only");
+        assert!(first_block >= cache.first_block());
         assert!(first_block + out.len() / LANES <= cache.blocks());
         assert!(prev.len() >= cache.blocks() * LANES + LAYER_PADDING);
         match self.kind {

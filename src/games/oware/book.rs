@@ -19,10 +19,12 @@ use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, BookError, Container, SectionData};
+use crate::engine::{LayerChanges, LevelSolution, Solution};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Duration;
 
 /// Game tag of Oware books.
 pub const GAME_TAG: [u8; 4] = *b"OWAR";
@@ -43,7 +45,12 @@ impl Encoding {
     /// The compact encoding, unless the book's turn limit is beyond the 255
     /// turns a change byte can span.
     pub fn for_book(generated: &Generated) -> Encoding {
-        if generated.options.turn_limit <= 255 {
+        Self::for_turn_limit(generated.options.turn_limit)
+    }
+
+    /// The encoding books with this turn limit are written in.
+    pub fn for_turn_limit(turn_limit: u32) -> Encoding {
+        if turn_limit <= 255 {
             Encoding::Changes
         } else {
             Encoding::Layers
@@ -315,19 +322,99 @@ impl OwareBook {
 
     /// Each level's section bytes.
     fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
-        let solution = &generated.solution;
-        (0..solution.levels.len())
+        (0..generated.solution.levels.len())
             .into_par_iter()
-            .map(|level| match encoding {
-                Encoding::Layers => to_bytes(solution.level_layers(level)),
-                Encoding::Changes => {
-                    let changes = solution.level_changes_by_state(level);
-                    compact::encode(solution.levels[level].states, |state| {
-                        changes.of(state).collect()
-                    })
-                }
-            })
+            .map(|level| Self::encode_level(&generated.solution, level, encoding))
             .collect()
+    }
+
+    /// The section bytes of one level of `solution` in `encoding`, as
+    /// [`OwareBook::write_encoded`] takes them.
+    pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<u8> {
+        match encoding {
+            Encoding::Layers => to_bytes(solution.level_layers(level)),
+            Encoding::Changes => {
+                let changes = solution.level_changes_by_state(level);
+                compact::encode(solution.levels[level].states, |state| {
+                    changes.of(state).collect()
+                })
+            }
+        }
+    }
+
+    /// Writes a book whose levels were encoded already, one by one with
+    /// [`OwareBook::encode_level`] (or taken over from a book of the same
+    /// encoding with [`OwareBook::level_bytes`]).
+    pub fn write_encoded(
+        path: &Path,
+        generated: &Generated,
+        encoding: Encoding,
+        levels: &[Vec<u8>],
+    ) -> Result<(), BookError> {
+        assert_eq!(levels.len(), generated.solution.levels.len());
+        book::write(
+            path,
+            GAME_TAG,
+            &Self::params(generated, encoding),
+            &sections(generated, levels),
+        )
+    }
+
+    /// The stored bytes of level `seeds`, in [`OwareBook::encoding`].
+    pub fn level_bytes(&self, seeds: u32) -> &[u8] {
+        self.container.section(seeds as usize)
+    }
+
+    /// Every layer the book stores, as the generator's per-layer changes:
+    /// what [`crate::games::oware::extend`] builds on.
+    pub fn solution(&self) -> Solution {
+        let last_change = self.levels.iter().map(|l| l.last_change).max().unwrap_or(1);
+        let mut changes = vec![LayerChanges::default(); last_change as usize];
+        let starts = self.index.level_starts();
+        for level in &self.levels {
+            let start = starts[level.seeds as usize];
+            let mut record = |rank: usize, turn: u32, value: i8| {
+                let layer = &mut changes[turn as usize - 1];
+                layer.states.push((start + rank) as u32);
+                layer.values.push(value);
+            };
+            let section = self.container.section(level.seeds as usize);
+            let boards = level.states as usize;
+            match self.encoding {
+                Encoding::Changes => {
+                    compact::Level::trusted(section, boards).for_each_change(record)
+                }
+                Encoding::Layers => {
+                    let value = |layer: usize, board: usize| section[layer * boards + board] as i8;
+                    for board in 0..boards {
+                        for layer in 0..level.last_change as usize {
+                            let before = if layer == 0 {
+                                0
+                            } else {
+                                value(layer - 1, board)
+                            };
+                            if value(layer, board) != before {
+                                record(board, layer as u32 + 1, value(layer, board));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut solution = Solution::empty();
+        solution.level_starts = starts.to_vec();
+        solution.levels = self
+            .levels
+            .iter()
+            .map(|level| LevelSolution {
+                states: level.states as usize,
+                last_change: level.last_change,
+                closed_after: Duration::ZERO,
+            })
+            .collect();
+        solution.changes = changes;
+        solution.turns_swept = self.turns_swept;
+        solution
     }
 
     /// Largest number of turns left the book covers.

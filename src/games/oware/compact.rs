@@ -289,6 +289,26 @@ impl<'a> Level<'a> {
         out
     }
 
+    /// Calls `f(board, turn, value)` for every change, board by board, turns
+    /// ascending; a value other than 0 with 1 turn left counts as a change at
+    /// turn 1.
+    pub fn for_each_change(&self, mut f: impl FnMut(usize, u32, i8)) {
+        let mut at = 0;
+        for board in 0..self.boards {
+            if board % BLOCK == 0 {
+                at = self.offset(board / BLOCK);
+            }
+            let body = self.record(&mut at).expect("validated on open");
+            if body[0] != 0 {
+                f(board, 1, body[0] as i8);
+            }
+            for change in self.changes(body) {
+                let (turn, value) = change.expect("validated on open");
+                f(board, turn, value);
+            }
+        }
+    }
+
     /// Each board's number of changes after turn 1 and its final value.
     pub fn summaries(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
         let mut at = 0;

@@ -1,11 +1,13 @@
 //! Oware book generation: the child cache for the engine, then the layered solve.
 
 use super::board::SIDE;
+use super::book::OwareBook;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::movegen::{GeneratedMove, MoveGen};
 use super::rules::no_move_score;
-use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport};
+use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport, LANES};
 use crate::kernels::KernelChoice;
+use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 /// The turn limit of CodinGame's Oware Abapa.
@@ -24,6 +26,10 @@ pub struct GenerateOptions {
     pub movegen: MoveGen,
     /// Dense, frontier or hybrid sweeps (identical books).
     pub mode: SweepMode,
+    /// Solve one seed level at a time, each after the levels below it, with
+    /// the child cache of that level alone in memory (the default); or every
+    /// level in one pass (identical books).
+    pub level_by_level: bool,
 }
 
 impl GenerateOptions {
@@ -35,6 +41,7 @@ impl GenerateOptions {
             kernel: KernelChoice::Auto,
             movegen: MoveGen::auto(),
             mode: SweepMode::Hybrid,
+            level_by_level: true,
         }
     }
 }
@@ -45,15 +52,72 @@ pub struct Generated {
     pub options: GenerateOptions,
     /// Values per seed level.
     pub solution: Solution,
-    /// Time spent building the child cache.
+    /// Time spent building child caches.
     pub cache_time: Duration,
-    /// Size of the child cache.
+    /// Size of the largest child cache held at once.
     pub cache_bytes: usize,
+    /// Per seed level, when it was done, from the start of the generation
+    /// (levels taken over from an earlier book: zero).
+    pub level_done: Vec<Duration>,
 }
 
-/// Builds the child cache of every board with at most `index.max_seeds()` seeds.
-pub fn build_cache(index: &BoardIndex, movegen: MoveGen) -> MoveCache<SIDE> {
-    MoveCache::build(index.states(), |range, emitter| {
+impl Generated {
+    /// No level yet: what [`extend`] starts from to generate from scratch.
+    pub fn empty(options: GenerateOptions) -> Generated {
+        Generated {
+            options: GenerateOptions {
+                max_seeds: 0,
+                ..options
+            },
+            solution: Solution::empty(),
+            cache_time: Duration::ZERO,
+            cache_bytes: 0,
+            level_done: Vec::new(),
+        }
+    }
+
+    /// The levels of `book`, for [`extend`] to build on (`options` as for
+    /// the extension; the book's turn limit must equal its turn limit).
+    pub fn from_book(book: &OwareBook, options: GenerateOptions) -> Generated {
+        let solution = book.solution();
+        Generated {
+            options: GenerateOptions {
+                max_seeds: book.max_seeds(),
+                turn_limit: book.turn_limit(),
+                ..options
+            },
+            level_done: vec![Duration::ZERO; solution.levels.len()],
+            solution,
+            cache_time: Duration::ZERO,
+            cache_bytes: 0,
+        }
+    }
+}
+
+/// What a generation reports as it goes.
+pub enum Progress<'a> {
+    /// A layer was swept; `seeds` are the levels being solved.
+    Turn {
+        /// The seed levels being solved.
+        seeds: RangeInclusive<u32>,
+        /// The layer.
+        report: &'a TurnReport,
+    },
+    /// Every level up to `seeds` is solved; `generated` holds them.
+    LevelDone {
+        /// The highest level solved.
+        seeds: u32,
+        /// The book so far (`options.max_seeds` is `seeds`).
+        generated: &'a Generated,
+    },
+}
+
+/// Builds the child cache of the boards with `from_seeds` to
+/// `index.max_seeds()` seeds, starting at the block that holds the first board
+/// with `from_seeds` seeds (0: every board).
+pub fn build_cache(index: &BoardIndex, from_seeds: u32, movegen: MoveGen) -> MoveCache<SIDE> {
+    let first_state = index.level_starts()[from_seeds as usize] / LANES * LANES;
+    MoveCache::build_from(first_state, index.states(), |range, emitter| {
         let mut generated = [GeneratedMove {
             capture: 0,
             child: Default::default(),
@@ -71,27 +135,73 @@ pub fn build_cache(index: &BoardIndex, movegen: MoveGen) -> MoveCache<SIDE> {
     })
 }
 
-/// Generates the book; `observer` sees each layer as it completes.
-pub fn generate(options: GenerateOptions, observer: impl FnMut(&TurnReport)) -> Generated {
+/// Generates the book from scratch; `observer` sees each layer and each
+/// completed level.
+pub fn generate(options: GenerateOptions, observer: impl FnMut(Progress<'_>)) -> Generated {
+    extend(Generated::empty(options), options, observer)
+}
+
+/// Adds the levels above `base.options.max_seeds` up to `options.max_seeds`
+/// to `base` (generated with the same turn limit), solving only the new ones.
+/// A `base` with `options.max_seeds = 0` and [`Solution::empty`] starts
+/// from scratch.
+pub fn extend(
+    base: Generated,
+    options: GenerateOptions,
+    mut observer: impl FnMut(Progress<'_>),
+) -> Generated {
     assert!(options.max_seeds <= MAX_BOOK_SEEDS);
-    let start = Instant::now();
-    let index = BoardIndex::new(options.max_seeds);
-    let cache = build_cache(&index, options.movegen);
-    let cache_time = start.elapsed();
-    let solution = engine::solve(
-        &cache,
-        index.level_starts(),
-        SolveOptions {
-            turn_limit: options.turn_limit,
-            kernel: options.kernel,
-            mode: options.mode,
-        },
-        observer,
+    assert_eq!(
+        base.options.turn_limit, options.turn_limit,
+        "same turn limit"
     );
-    Generated {
-        options,
-        solution,
-        cache_time,
-        cache_bytes: cache.heap_bytes(),
+    let solved_levels = base.solution.levels.len() as u32;
+    assert!(
+        solved_levels <= options.max_seeds + 1,
+        "more levels than asked for"
+    );
+    let start = Instant::now();
+    let solve_options = SolveOptions {
+        turn_limit: options.turn_limit,
+        kernel: options.kernel,
+        mode: options.mode,
+    };
+    let mut generated = base;
+    // One solve per level, or one for every new level at once.
+    let batches: Vec<RangeInclusive<u32>> = if options.level_by_level {
+        (solved_levels..=options.max_seeds).map(|s| s..=s).collect()
+    } else {
+        vec![solved_levels..=options.max_seeds]
+    };
+    for seeds in batches {
+        let (first, last) = (*seeds.start(), *seeds.end());
+        let cache_start = Instant::now();
+        let batch_index = BoardIndex::new(last);
+        let cache = build_cache(&batch_index, first, options.movegen);
+        let cache_time = cache_start.elapsed();
+        generated.cache_time += cache_time;
+        generated.cache_bytes = generated.cache_bytes.max(cache.heap_bytes());
+        let level_starts = batch_index.level_starts();
+        let solution = std::mem::replace(&mut generated.solution, Solution::empty());
+        generated.solution =
+            engine::solve(&cache, level_starts, solution, solve_options, |report| {
+                observer(Progress::Turn {
+                    seeds: seeds.clone(),
+                    report,
+                })
+            });
+        drop(cache);
+        generated
+            .level_done
+            .resize(last as usize + 1, start.elapsed());
+        generated.options = GenerateOptions {
+            max_seeds: last,
+            ..options
+        };
+        observer(Progress::LevelDone {
+            seeds: last,
+            generated: &generated,
+        });
     }
+    generated
 }

@@ -10,7 +10,9 @@ pub mod rules;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{Analysis, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove};
-pub use generate::{generate, GenerateOptions, Generated, DEFAULT_TURN_LIMIT};
+pub use generate::{
+    extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, DEFAULT_TURN_LIMIT,
+};
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};
