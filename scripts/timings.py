@@ -8,10 +8,14 @@ Runs, in one go on this machine:
      sweeps, on 1 thread and on all threads; frontier and hybrid sweeps; each
      movegen; REPEAT times each;
   3. the article's C++ program for N = 9 (compiled with g++ -O3 -march=native
-     from the path given; never copied into the project), REPEAT times.
-Writes results/<cpu-model>/<date>.md and .csv with every configuration column.
+     from the path given; never copied into the project), REPEAT times, and
+     with --enlarged, its enlarged version at -DNSEEDS=12 (the article's
+     algorithm sized for 12 seeds and 200 layers).
+Writes results/<cpu-model>-family-<cpu-family>/<date>.md and .csv with every
+configuration column.
 
-Usage: scripts/timings.py --article ../shared/anchors/article-oware-book.cpp [--repeat 5]
+Usage: scripts/timings.py --article ../shared/anchors/article-oware-book.cpp \
+           [--enlarged ../shared/anchors/article-oware-book-enlarged.cpp] [--repeat 5]
 """
 
 import argparse
@@ -86,6 +90,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--article", required=True, type=Path,
                         help="path to article-oware-book.cpp (compiled, never copied)")
+    parser.add_argument("--enlarged", type=Path,
+                        help="path to article-oware-book-enlarged.cpp, run at -DNSEEDS=12 (compiled, never copied)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per configuration (default 5)")
     parser.add_argument("--seeds", default="9,10,11,12", help="book sizes to time (default 9,10,11,12)")
     parser.add_argument("--skip-benches", action="store_true", help="only the end-to-end runs")
@@ -111,13 +117,15 @@ def main():
                     configs.append((n, "auto", "auto", sweep, threads))
             for movegen in ["scalar", "bmi2"]:
                 configs.append((n, "auto", movegen, "hybrid", threads_all))
+            configs.append((n, "auto", "auto", "hybrid all-levels-at-once", threads_all))
         for n, kernel, movegen, sweep, threads in configs:
             samples, peaks, chosen = [], [], None
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
+                at_once = ["--all-levels-at-once"] if sweep.endswith("all-levels-at-once") else []
                 wall, peak, out = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
-                                         "--kernel", kernel, "--movegen", movegen, "--sweep", sweep,
-                                         "--threads", str(threads)])
+                                         "--kernel", kernel, "--movegen", movegen, "--sweep", sweep.split()[0],
+                                         "--threads", str(threads)] + at_once)
                 samples.append(wall)
                 peaks.append(peak)
                 match = re.search(r"^kernel (\S+)", out, re.M)
@@ -141,9 +149,26 @@ def main():
                        "peak_rss_mb": max(peaks) / 1e6}
         rows.append(article_row)
         print(f"article N=9: median {median:.3f} s", file=sys.stderr)
+        enlarged_row = None
+        if args.enlarged:
+            enlarged = tmp / "enlarged"
+            subprocess.run(["g++", "-O3", "-march=native", "-DNSEEDS=12", "-o", str(enlarged),
+                            str(args.enlarged.resolve())], check=True)
+            samples, peaks = [], []
+            for _ in range(max(1, min(args.repeat, 3))):
+                wall, peak, _ = timed([enlarged], cwd=tmp)
+                samples.append(wall)
+                peaks.append(peak)
+            median, low, high = summary(samples)
+            enlarged_row = {"program": "article enlarged C++ (-DNSEEDS=12)", "kernel": "-", "movegen": "-",
+                            "sweep": "dense", "threads": 1, "N": 12, "median_s": median, "min_s": low,
+                            "max_s": high, "peak_rss_mb": max(peaks) / 1e6}
+            rows.append(enlarged_row)
+            print(f"article enlarged N=12: median {median:.3f} s", file=sys.stderr)
 
     model = cpu_model()
-    folder = ROOT / "results" / re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    # The model name alone does not tell CPU generations apart ("AMD EPYC").
+    folder = ROOT / "results" / (re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") + f"-family-{cpu_family()}")
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.date.today().isoformat()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
@@ -153,6 +178,8 @@ def main():
     if dirty:
         commit += " with uncommitted changes"
     command = f"scripts/timings.py --article {args.article} --repeat {args.repeat} --seeds {args.seeds}"
+    if args.enlarged:
+        command += f" --enlarged {args.enlarged}"
 
     with open(folder / f"{stamp}.csv", "w", newline="") as f:
         writer = csv.writer(f)
@@ -178,12 +205,15 @@ def main():
     lines = [f"# endbook timings: {model}", "",
              f"{stamp}, commit {commit}, {threads_all} threads available, CPU family {cpu_family()}. "
              f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
-             "command (building the child cache, sweeping, writing the book).", "",
+             "command (building the child cache, sweeping, writing the book). Sweeps run level by level "
+             "unless the sweep column says otherwise. The last column: the article's program at N=9 "
+             "(and its enlarged version at N=12, where measured) over this row's median.", "",
              "## End-to-end `endbook oware generate`", "",
-             "| N | kernel | movegen | sweep | threads | median s | min s | max s | peak RSS MB | article N=9 / this |",
+             "| N | kernel | movegen | sweep | threads | median s | min s | max s | peak RSS MB | article / this |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        ratio = f"{article_median / r['median_s']:.2f}x" if r["N"] == 9 and r["program"] == "endbook" else ""
+        reference = {9: article_median, 12: enlarged_row and enlarged_row["median_s"]}.get(r["N"])
+        ratio = f"{reference / r['median_s']:.2f}x" if reference and r["program"] == "endbook" else ""
         name = r["program"] if r["program"] != "endbook" else ""
         lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['sweep']} | {r['threads']} | "
                      f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
