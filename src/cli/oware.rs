@@ -239,18 +239,37 @@ fn book_failure(error: BookError) -> CliError {
     CliError::Failure(error.to_string())
 }
 
-/// Book size per board, measured for the compact encoding: 10.7 bytes at 12
-/// seeds (values change more often with more seeds).
-const BOOK_BYTES_PER_BOARD: f64 = 11.0;
+/// What a generation of boards with up to `max_seeds` seeds is expected to
+/// take, per board, fitted to runs measured on the project's 2-core machine
+/// (AMD EPYC, Zen 3; 2 threads, level by level, hybrid sweeps):
+///
+/// | seeds | peak memory | book | time |
+/// |---|---|---|---|
+/// | 12 | 87 B | 10.7 B | 0.65 µs |
+/// | 15 | 97 B | 14.5 B | 1.09 µs |
+/// | 16 | 103 B | 15.8 B | 1.36 µs |
+///
+/// Memory is mostly the change lists of every level (5 bytes a change, and
+/// boards change value more often with more seeds), the top level's child
+/// cache (31 bytes a board) and reverse edges; time grows with the seed count
+/// as more turns keep changing and the layers outgrow the CPU caches.
+struct Estimate {
+    memory: u64,
+    book: u64,
+    seconds_2_threads: f64,
+}
 
-/// Generation time per board on the project's 2-core machine: 1.07 µs at 12
-/// seeds (2.9 s for 2,704,156 boards); later turns matter more with more seeds.
-const SECONDS_PER_BOARD_2_CORES: f64 = 1.1e-6;
-
-/// The generator's peak memory, per board: the child cache (31 bytes), two
-/// sweep buffers, reverse edges (about 24), the change lists and the encoded
-/// book. Measured: 261 MB for the 2,704,156 boards of 12 seeds, 96 per board.
-const MEMORY_PER_BOARD: u64 = 100;
+impl Estimate {
+    fn new(max_seeds: u32, boards: u64) -> Estimate {
+        let above_12 = f64::from(max_seeds) - 12.0;
+        let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
+        Estimate {
+            memory: per_board(80.0 + 1.5 * f64::from(max_seeds)),
+            book: per_board((10.7 + 1.3 * above_12).max(2.0)),
+            seconds_2_threads: boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
+        }
+    }
+}
 
 fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     if !(1..=MAX_BOOK_SEEDS).contains(&args.max_seeds) {
@@ -271,10 +290,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
     let threads = configure_threads(args.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
-    let estimate = states * MEMORY_PER_BOARD;
+    let expected = Estimate::new(args.max_seeds, states);
+    let estimate = expected.memory;
     let available = available_memory();
     if args.dry_run {
-        let seconds = states as f64 * SECONDS_PER_BOARD_2_CORES * 2.0 / threads as f64;
+        let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
             "boards        {} (0..={} seeds)",
             grouped(states),
@@ -285,18 +305,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(estimate),
             available.map_or("unknown".into(), human_bytes)
         );
-        println!(
-            "book          about {}",
-            human_bytes((states as f64 * BOOK_BYTES_PER_BOARD) as u64)
-        );
+        println!("book          about {}", human_bytes(expected.book));
         println!("time          about {seconds:.0} s on {threads} threads");
-        println!("(estimates scaled from measured 12-seed runs; nothing was generated)");
+        println!("(estimates fitted to measured 12- to 16-seed runs; nothing was generated)");
         return Ok(());
     }
     if let Some(available) = available.filter(|&a| estimate > a && !args.ignore_memory_check) {
         return Err(CliError::Input(format!(
-            "{} seeds needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
+            "{} seeds ({} boards) needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
             args.max_seeds,
+            grouped(states),
             human_bytes(estimate),
             human_bytes(available)
         )));

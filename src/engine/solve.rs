@@ -210,7 +210,7 @@ impl LayerChanges {
     }
 }
 
-/// One level's changes grouped by state (see [`Solution::level_changes_by_state`]).
+/// A range of states' changes grouped by state (see [`Solution::changes_by_state`]).
 #[derive(Clone, Debug, Default)]
 pub struct StateChanges {
     /// Per state, where its changes start; one extra entry at the end.
@@ -301,11 +301,10 @@ impl Solution {
         out
     }
 
-    /// Level `level`'s changes grouped by state: for state `i` of the level
-    /// (index within it), `turns[offsets[i]..offsets[i + 1]]` and the same range of
+    /// The changes of states `start..end` grouped by state: for state
+    /// `start + i`, `turns[offsets[i]..offsets[i + 1]]` and the same range of
     /// `values`, turns ascending.
-    pub fn level_changes_by_state(&self, level: usize) -> StateChanges {
-        let (start, end) = (self.level_starts[level], self.level_starts[level + 1]);
+    pub fn changes_by_state(&self, start: usize, end: usize) -> StateChanges {
         let mut offsets = vec![0usize; end - start + 1];
         for changes in &self.changes {
             for &state in changes.within(start, end).0 {

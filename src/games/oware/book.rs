@@ -334,9 +334,11 @@ impl OwareBook {
         match encoding {
             Encoding::Layers => to_bytes(solution.level_layers(level)),
             Encoding::Changes => {
-                let changes = solution.level_changes_by_state(level);
-                compact::encode(solution.levels[level].states, |state| {
-                    changes.of(state).collect()
+                let start = solution.level_starts[level];
+                compact::encode_chunked(solution.levels[level].states, |boards| {
+                    let changes =
+                        solution.changes_by_state(start + boards.start, start + boards.end);
+                    move |board: usize| changes.of(board - boards.start).collect()
                 })
             }
         }

@@ -22,7 +22,9 @@
 //! line. Opening a book checks every record (lengths, turn range, that each
 //! block ends where the next begins), so lookups never leave the section.
 
+use rayon::prelude::*;
 use std::fmt;
+use std::ops::Range;
 
 /// Boards per block.
 pub const BLOCK: usize = 8;
@@ -38,17 +40,64 @@ impl fmt::Display for Malformed {
     }
 }
 
+/// Boards per parallel work item when encoding (whole blocks).
+const ENCODE_CHUNK: usize = 1 << 15;
+
 /// Encodes a level from each board's changes: `changes(board)` lists
 /// (turn, value) with ascending turns from 1, only where the value differs
 /// from the turn before (turn 0 counting as value 0).
-pub fn encode(boards: usize, mut changes: impl FnMut(usize) -> Vec<(u32, i8)>) -> Vec<u8> {
+pub fn encode(boards: usize, changes: impl Fn(usize) -> Vec<(u32, i8)> + Sync) -> Vec<u8> {
+    encode_chunked(boards, |_| &changes)
+}
+
+/// [`encode`] with the changes gathered per chunk of boards: `chunk(range)`
+/// returns the `changes` function for the boards of `range`. Chunks are
+/// encoded in parallel.
+pub fn encode_chunked<C, F>(boards: usize, chunk: C) -> Vec<u8>
+where
+    C: Fn(Range<usize>) -> F + Sync,
+    F: Fn(usize) -> Vec<(u32, i8)>,
+{
+    let parts: Vec<(Vec<u32>, Vec<u8>)> = (0..boards.div_ceil(ENCODE_CHUNK))
+        .into_par_iter()
+        .map(|i| {
+            let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
+            let changes = chunk(range.clone());
+            encode_records(range, changes)
+        })
+        .collect();
     let blocks = boards.div_ceil(BLOCK);
-    let mut offsets = Vec::with_capacity(blocks + 1);
+    let records_len: usize = parts.iter().map(|(_, records)| records.len()).sum();
+    let mut section = Vec::with_capacity((blocks + 1) * 4 + records_len);
+    let mut base = 0usize;
+    for (offsets, records) in &parts {
+        for &offset in offsets {
+            let offset =
+                u32::try_from(base + offset as usize).expect("a level's records exceed 4 GiB");
+            section.extend_from_slice(&offset.to_le_bytes());
+        }
+        base += records.len();
+    }
+    let end = u32::try_from(base).expect("a level's records exceed 4 GiB");
+    section.extend_from_slice(&end.to_le_bytes());
+    for (_, records) in parts {
+        section.extend_from_slice(&records);
+    }
+    section
+}
+
+/// The records of the boards of `range` (starting at a block boundary) and
+/// each block's offset within them.
+fn encode_records(
+    range: Range<usize>,
+    changes: impl Fn(usize) -> Vec<(u32, i8)>,
+) -> (Vec<u32>, Vec<u8>) {
+    let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
     let mut body = Vec::new();
-    for board in 0..boards {
+    for board in range {
         if board % BLOCK == 0 {
-            offsets.push(u32::try_from(records.len()).expect("a level's records exceed 4 GiB"));
+            offsets.push(u32::try_from(records.len()).expect("a chunk's records exceed 4 GiB"));
         }
         body.clear();
         let mut list = changes(board).into_iter().peekable();
@@ -71,13 +120,7 @@ pub fn encode(boards: usize, mut changes: impl FnMut(usize) -> Vec<(u32, i8)>) -
         write_leb128(&mut records, body.len());
         records.extend_from_slice(&body);
     }
-    offsets.push(u32::try_from(records.len()).expect("a level's records exceed 4 GiB"));
-    let mut section = Vec::with_capacity(offsets.len() * 4 + records.len());
-    for offset in offsets {
-        section.extend_from_slice(&offset.to_le_bytes());
-    }
-    section.extend_from_slice(&records);
-    section
+    (offsets, records)
 }
 
 fn write_leb128(out: &mut Vec<u8>, mut n: usize) {
