@@ -257,7 +257,7 @@ fn level_stats_agree_between_encodings() {
         );
         let recorded: usize = generated.solution.changes[1..]
             .iter()
-            .map(|c| c.within(start, end).0.len())
+            .map(|c| c.within(start, end).count())
             .sum();
         assert_eq!(stats.changes, recorded as u64, "level {seeds}");
     }

@@ -20,12 +20,13 @@
 //! closed the run stops early.
 
 mod cache;
+mod changes;
 mod reverse;
 mod solve;
 
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
+pub use changes::{LayerChanges, PackedChanges};
 pub use reverse::ReverseEdges;
 pub use solve::{
-    solve, KernelTrial, LayerChanges, LevelSolution, Solution, SolveOptions, StateChanges,
-    SweepMode, TurnReport,
+    solve, KernelTrial, LevelSolution, Solution, SolveOptions, StateChanges, SweepMode, TurnReport,
 };

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Parent blocks of every state.
 pub struct ReverseEdges {
-    offsets: Vec<u64>,
+    offsets: Vec<u32>,
     parent_blocks: Vec<u32>,
 }
 
@@ -40,13 +40,15 @@ impl ReverseEdges {
         let mut offsets = Vec::with_capacity(states + 1);
         let mut total = 0u64;
         for count in &counts {
-            offsets.push(total);
+            offsets.push(total as u32);
             total += u64::from(count.swap(0, Ordering::Relaxed));
         }
+        // 32-bit offsets: at most 6 edges per cached state (under 510 M at 20 seeds).
+        let total = u32::try_from(total).expect("fewer than 2^32 edges");
         offsets.push(total);
         let slots: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
         for_each_edge(&|child, block| {
-            let at = offsets[child] + u64::from(counts[child].fetch_add(1, Ordering::Relaxed));
+            let at = offsets[child] + counts[child].fetch_add(1, Ordering::Relaxed);
             slots[at as usize].store(block, Ordering::Relaxed);
         });
         ReverseEdges {
@@ -75,7 +77,7 @@ impl ReverseEdges {
 
     /// Memory held, in bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.offsets.len() * 8 + self.parent_blocks.len() * 4
+        self.offsets.len() * 4 + self.parent_blocks.len() * 4
     }
 }
 

@@ -16,6 +16,7 @@
 //! few do; all modes give identical results.
 
 use super::cache::{MoveCache, LANES};
+use super::changes::{LayerChanges, PackedChanges};
 use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
@@ -170,46 +171,6 @@ pub struct TurnReport {
     pub elapsed: Duration,
 }
 
-/// The states whose value changed in one layer, ascending, with their new values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LayerChanges {
-    /// State indices, ascending.
-    pub states: Vec<u32>,
-    /// New values, one per state.
-    pub values: Vec<i8>,
-}
-
-impl LayerChanges {
-    fn append(&mut self, other: LayerChanges) {
-        self.states.extend(other.states);
-        self.values.extend(other.values);
-    }
-
-    /// Writes the new values into `layer`.
-    fn write_to(&self, layer: &mut [i8]) {
-        for (&state, &value) in self.states.iter().zip(&self.values) {
-            layer[state as usize] = value;
-        }
-    }
-
-    /// Number of changes.
-    pub fn len(&self) -> usize {
-        self.states.len()
-    }
-
-    /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
-    }
-
-    /// The changes of states in `start..end`.
-    pub fn within(&self, start: usize, end: usize) -> (&[u32], &[i8]) {
-        let from = self.states.partition_point(|&s| (s as usize) < start);
-        let to = self.states.partition_point(|&s| (s as usize) < end);
-        (&self.states[from..to], &self.values[from..to])
-    }
-}
-
 /// A range of states' changes grouped by state (see [`Solution::changes_by_state`]).
 #[derive(Clone, Debug, Default)]
 pub struct StateChanges {
@@ -253,7 +214,7 @@ pub struct Solution {
     pub levels: Vec<LevelSolution>,
     /// `changes[t - 1]`: the states whose value with `t` turns left differs
     /// from that with `t - 1` (all zeros for `t - 1 = 0`).
-    pub changes: Vec<LayerChanges>,
+    pub changes: Vec<PackedChanges>,
     /// Layers swept before every level closed or the turn limit was reached.
     pub turns_swept: u32,
     /// Of those, layers swept by frontier.
@@ -292,8 +253,7 @@ impl Solution {
         let mut out = vec![0i8; states * layers];
         let mut layer = vec![0i8; states];
         for (changes, out) in self.changes.iter().zip(out.chunks_exact_mut(states.max(1))) {
-            let (changed, values) = changes.within(start, end);
-            for (&state, &value) in changed.iter().zip(values) {
+            for (state, value) in changes.within(start, end) {
                 layer[state as usize - start] = value;
             }
             out.copy_from_slice(&layer);
@@ -307,7 +267,7 @@ impl Solution {
     pub fn changes_by_state(&self, start: usize, end: usize) -> StateChanges {
         let mut offsets = vec![0usize; end - start + 1];
         for changes in &self.changes {
-            for &state in changes.within(start, end).0 {
+            for (state, _) in changes.within(start, end) {
                 offsets[state as usize - start + 1] += 1;
             }
         }
@@ -318,8 +278,7 @@ impl Solution {
         let mut cursor = offsets.clone();
         let (mut turns, mut values) = (vec![0u32; total], vec![0i8; total]);
         for (turn, changes) in (1..).zip(&self.changes) {
-            let (states, new_values) = changes.within(start, end);
-            for (&state, &value) in states.iter().zip(new_values) {
+            for (state, value) in changes.within(start, end) {
                 let slot = &mut cursor[state as usize - start];
                 turns[*slot] = turn;
                 values[*slot] = value;
@@ -339,8 +298,8 @@ impl Solution {
         let turns = (turns_left as usize).min(self.changes.len());
         let mut value = 0;
         for changes in &self.changes[..turns] {
-            if let Ok(i) = changes.states.binary_search(&(state as u32)) {
-                value = changes.values[i];
+            if let Some((_, new)) = changes.within(state, state + 1).next() {
+                value = new;
             }
         }
         value
@@ -380,12 +339,21 @@ pub fn solve<const MOVES: usize>(
     let start = Instant::now();
     let Solution {
         levels: mut solved_levels,
-        changes: known,
+        changes: mut all_changes,
         ..
     } = solved;
-    let no_changes = LayerChanges::default();
-    // Changes of the solved levels with `turn` turns left.
-    let known_at = |turn: u32| known.get(turn as usize - 1).unwrap_or(&no_changes);
+    // Changes of the solved levels with `turn` turns left, unpacked.
+    let known_at = |changes: &[PackedChanges], turn: u32| {
+        changes
+            .get(turn as usize - 1)
+            .map_or_else(LayerChanges::default, PackedChanges::unpack)
+    };
+    // The solved levels' changes at the previous turn and this one; this
+    // run's changes of the previous turn. Each turn's changes of the levels
+    // solved here are packed after the solved levels' ones in `all_changes`.
+    let mut known_now = LayerChanges::default();
+    let mut last_changes = LayerChanges::default();
+    let mut turns_swept = 0;
     let buffer_len = cache.blocks() * LANES + LAYER_PADDING;
     let mut prev = vec![0i8; buffer_len];
     let mut next = vec![0i8; buffer_len];
@@ -394,8 +362,6 @@ pub fn solve<const MOVES: usize>(
         last_change: 1,
         closed_after: Duration::ZERO,
     }));
-    // Changes of the levels solved here, per layer.
-    let mut changes: Vec<LayerChanges> = Vec::new();
     let mut frontier = Frontier::default();
     let mut closed = 0;
     let mut state_updates = 0u64;
@@ -403,6 +369,7 @@ pub fn solve<const MOVES: usize>(
     let mut picker = KernelPicker::new(options.kernel);
 
     for turn in 1..=options.turn_limit {
+        let known_before = std::mem::replace(&mut known_now, known_at(&all_changes, turn));
         // Blocks of closed levels hold the same values in both buffers, so a
         // block straddling the boundary may be recomputed harmlessly.
         let first_state = level_starts[closed].max(cache.first_block() * LANES);
@@ -413,26 +380,23 @@ pub fn solve<const MOVES: usize>(
                 SweepMode::Dense => false,
                 SweepMode::Frontier => true,
                 SweepMode::Hybrid => {
-                    let last =
-                        changes.last().map_or(0, LayerChanges::len) + known_at(turn - 1).len();
+                    let last = last_changes.len() + known_before.len();
                     (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64
                 }
             };
         // The solved levels in `next` go from layer `turn - 2` to `turn - 1`.
-        if turn > 1 {
-            known_at(turn - 1).write_to(&mut next);
-        }
+        known_before.write_to(&mut next);
         let (kernel, trial) = picker.pick(turn);
         let sweep_start = Instant::now();
         let (layer_changes, swept_states) = if use_frontier {
             frontier_turns += 1;
-            let previous = [known_at(turn - 1), changes.last().expect("a layer before")];
+            let previous = [&known_before, &last_changes];
             frontier.step(cache, kernel, previous, fixed_end, &prev, &mut next)
         } else {
             dense_step(cache, kernel, first_block, fixed_end, &prev, &mut next)
         };
         // And from `turn - 1` to `turn`.
-        known_at(turn).write_to(&mut next);
+        known_now.write_to(&mut next);
         if let Some(trial) = trial.filter(|_| swept_states >= MIN_TRIAL_STATES) {
             let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states as f64;
             picker.record(trial, ns);
@@ -444,7 +408,7 @@ pub fn solve<const MOVES: usize>(
         for level in open_from..levels {
             let range = (level_starts[level], level_starts[level + 1]);
             let layer = if level < fixed {
-                known_at(turn)
+                &known_now
             } else {
                 &layer_changes
             };
@@ -466,11 +430,16 @@ pub fn solve<const MOVES: usize>(
             turn_limit: options.turn_limit,
             frontier: use_frontier,
             swept_states,
-            changed_states: (layer_changes.len() + known_at(turn).len()) as u64,
+            changed_states: (layer_changes.len() + known_now.len()) as u64,
             closed_levels: closed,
             elapsed: start.elapsed(),
         });
-        changes.push(layer_changes);
+        match all_changes.get_mut(turn as usize - 1) {
+            Some(packed) => packed.extend(&layer_changes),
+            None => all_changes.push(PackedChanges::from(&layer_changes)),
+        }
+        last_changes = layer_changes;
+        turns_swept = turn;
         std::mem::swap(&mut prev, &mut next);
         if closed == levels {
             break;
@@ -487,7 +456,6 @@ pub fn solve<const MOVES: usize>(
         .map(|l| l.last_change)
         .max()
         .unwrap_or(1);
-    let turns_swept = changes.len() as u32;
     // A run whose layers were all too small to time a kernel on reports the
     // choice of the levels before it.
     let timed = picker.trials.iter().any(|t| t.ns_per_state.is_finite());
@@ -496,13 +464,6 @@ pub fn solve<const MOVES: usize>(
     } else {
         (solved.kernel, solved.kernel_trials)
     };
-    let mut all_changes = known;
-    for (turn, layer) in changes.into_iter().enumerate().take(last_change as usize) {
-        match all_changes.get_mut(turn) {
-            Some(known) => known.append(layer),
-            None => all_changes.push(layer),
-        }
-    }
     all_changes.truncate(last_change as usize);
     Solution {
         level_starts: level_starts.to_vec(),

@@ -19,7 +19,7 @@ use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, BookError, Container, SectionData};
-use crate::engine::{LayerChanges, LevelSolution, Solution};
+use crate::engine::{LevelSolution, PackedChanges, Solution};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
@@ -371,14 +371,12 @@ impl OwareBook {
     /// what [`crate::games::oware::extend`] builds on.
     pub fn solution(&self) -> Solution {
         let last_change = self.levels.iter().map(|l| l.last_change).max().unwrap_or(1);
-        let mut changes = vec![LayerChanges::default(); last_change as usize];
+        let mut changes = vec![PackedChanges::default(); last_change as usize];
         let starts = self.index.level_starts();
         for level in &self.levels {
             let start = starts[level.seeds as usize];
             let mut record = |rank: usize, turn: u32, value: i8| {
-                let layer = &mut changes[turn as usize - 1];
-                layer.states.push((start + rank) as u32);
-                layer.values.push(value);
+                changes[turn as usize - 1].push((start + rank) as u32, value);
             };
             let section = self.container.section(level.seeds as usize);
             let boards = level.states as usize;

@@ -1,0 +1,227 @@
+//! Change lists: the states whose value changed in one layer, with their new values.
+//!
+//! A solve keeps every layer's changes of every level, so their size bounds
+//! the largest book one machine can generate. [`LayerChanges`] is the working
+//! form (a state index and a value per change, 5 bytes); [`PackedChanges`] is
+//! the stored form: per change, the gap from the previous changed state as
+//! LEB128 (one byte while changes are denser than one in 128 states) and the
+//! value, about 2 bytes, with a sync point every [`SYNC_EVERY`] changes so a
+//! range of states is found without decoding the whole layer.
+
+/// The states whose value changed in one layer, ascending, with their new values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerChanges {
+    /// State indices, ascending.
+    pub states: Vec<u32>,
+    /// New values, one per state.
+    pub values: Vec<i8>,
+}
+
+impl LayerChanges {
+    pub(super) fn append(&mut self, other: LayerChanges) {
+        self.states.extend(other.states);
+        self.values.extend(other.values);
+    }
+
+    /// Writes the new values into `layer`.
+    pub(super) fn write_to(&self, layer: &mut [i8]) {
+        for (&state, &value) in self.states.iter().zip(&self.values) {
+            layer[state as usize] = value;
+        }
+    }
+
+    /// Number of changes.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// The changes of states in `start..end`.
+    pub fn within(&self, start: usize, end: usize) -> (&[u32], &[i8]) {
+        let from = self.states.partition_point(|&s| (s as usize) < start);
+        let to = self.states.partition_point(|&s| (s as usize) < end);
+        (&self.states[from..to], &self.values[from..to])
+    }
+}
+
+/// Changes between sync points of a [`PackedChanges`].
+pub const SYNC_EVERY: usize = 1024;
+
+/// One layer's changes, packed (see the module docs). States are pushed in
+/// ascending order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackedChanges {
+    bytes: Vec<u8>,
+    len: usize,
+    /// One past the last state pushed: the base of the next gap.
+    next_base: u64,
+    /// Every `SYNC_EVERY`-th change: (gap base, byte offset) where it starts.
+    sync: Vec<(u64, usize)>,
+}
+
+impl PackedChanges {
+    /// Appends a change; `state` must exceed every state pushed before.
+    pub fn push(&mut self, state: u32, value: i8) {
+        let state = u64::from(state);
+        assert!(
+            state >= self.next_base,
+            "changes are pushed in ascending order"
+        );
+        if self.len.is_multiple_of(SYNC_EVERY) {
+            self.sync.push((self.next_base, self.bytes.len()));
+        }
+        let mut gap = state - self.next_base;
+        loop {
+            let byte = (gap & 0x7f) as u8;
+            gap >>= 7;
+            if gap == 0 {
+                self.bytes.push(byte);
+                break;
+            }
+            self.bytes.push(byte | 0x80);
+        }
+        self.bytes.push(value as u8);
+        self.next_base = state + 1;
+        self.len += 1;
+    }
+
+    /// Appends every change of `changes` (all above the states pushed before).
+    pub fn extend(&mut self, changes: &LayerChanges) {
+        for (&state, &value) in changes.states.iter().zip(&changes.values) {
+            self.push(state, value);
+        }
+    }
+
+    /// Number of changes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Memory held, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + self.sync.capacity() * 16
+    }
+
+    /// The changes of states in `start..end`, ascending, as (state, value).
+    pub fn within(&self, start: usize, end: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
+        // The last sync point whose base is at most `start`: every change
+        // before it is of a state below its base, so below `start`.
+        let sync = self.sync.partition_point(|&(base, _)| base <= start as u64);
+        let (base, at) = sync.checked_sub(1).map_or((0, 0), |i| self.sync[i]);
+        Decoder {
+            bytes: &self.bytes,
+            at,
+            next_base: base,
+        }
+        .skip_while(move |&(state, _)| (state as usize) < start)
+        .take_while(move |&(state, _)| (state as usize) < end)
+    }
+
+    /// Every change, as (state, value).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
+        Decoder {
+            bytes: &self.bytes,
+            at: 0,
+            next_base: 0,
+        }
+    }
+
+    /// The changes in working form.
+    pub fn unpack(&self) -> LayerChanges {
+        let mut changes = LayerChanges {
+            states: Vec::with_capacity(self.len),
+            values: Vec::with_capacity(self.len),
+        };
+        for (state, value) in self.iter() {
+            changes.states.push(state);
+            changes.values.push(value);
+        }
+        changes
+    }
+}
+
+impl From<&LayerChanges> for PackedChanges {
+    fn from(changes: &LayerChanges) -> PackedChanges {
+        let mut packed = PackedChanges::default();
+        packed.extend(changes);
+        packed
+    }
+}
+
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    next_base: u64,
+}
+
+impl Iterator for Decoder<'_> {
+    type Item = (u32, i8);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u32, i8)> {
+        let mut gap = 0u64;
+        let mut shift = 0;
+        loop {
+            let byte = *self.bytes.get(self.at)?;
+            self.at += 1;
+            gap |= u64::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        let state = self.next_base + gap;
+        let value = self.bytes[self.at] as i8;
+        self.at += 1;
+        self.next_base = state + 1;
+        Some((state as u32, value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_changes_round_trip_and_find_ranges() {
+        // Gaps of every LEB128 length, values of both signs, across sync points.
+        let mut layer = LayerChanges::default();
+        let mut state = 0u64;
+        for i in 0..5000u64 {
+            state += [0, 1, 127, 128, 16_384, 3_000_000][(i % 6) as usize] + (i % 3);
+            layer.states.push(state as u32);
+            layer.values.push(((i * 37) % 255) as i8);
+            state += 1;
+        }
+        let packed = PackedChanges::from(&layer);
+        assert_eq!(packed.len(), layer.len());
+        assert_eq!(packed.unpack(), layer);
+        let last = *layer.states.last().unwrap() as usize;
+        for (start, end) in [
+            (0, 1),
+            (0, last + 1),
+            (5, 4_000_000),
+            (1_000_000, 900_000_000),
+            (last, last + 1),
+        ] {
+            let (states, values) = layer.within(start, end);
+            let expected: Vec<(u32, i8)> =
+                states.iter().copied().zip(values.iter().copied()).collect();
+            assert_eq!(
+                packed.within(start, end).collect::<Vec<_>>(),
+                expected,
+                "{start}..{end}"
+            );
+        }
+        assert!(packed.heap_bytes() < layer.len() * 5);
+    }
+}
