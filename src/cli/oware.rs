@@ -245,12 +245,11 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 87 B | 10.7 B | 0.65 µs |
-/// | 15 | 97 B | 14.5 B | 1.09 µs |
-/// | 16 | 103 B | 15.8 B | 1.36 µs |
+/// | 12 | 58.5 B | 10.7 B | 0.65 µs |
+/// | 16 | 68.7 B | 15.8 B | 1.36 µs |
 ///
-/// Memory is mostly the change lists of every level (5 bytes a change, and
-/// boards change value more often with more seeds), the top level's child
+/// Memory is mostly the change lists of every level (about 2 bytes a change,
+/// and boards change value more often with more seeds), the top level's child
 /// cache (31 bytes a board) and reverse edges; time grows with the seed count
 /// as more turns keep changing and the layers outgrow the CPU caches.
 struct Estimate {
@@ -264,7 +263,7 @@ impl Estimate {
         let above_12 = f64::from(max_seeds) - 12.0;
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         Estimate {
-            memory: per_board(80.0 + 1.5 * f64::from(max_seeds)),
+            memory: per_board(27.0 + 2.6 * f64::from(max_seeds)),
             book: per_board((10.7 + 1.3 * above_12).max(2.0)),
             seconds_2_threads: boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
         }
