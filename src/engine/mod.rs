@@ -19,6 +19,14 @@
 //! sweeps skip it and its last change is recorded. When every level is
 //! closed the run stops early.
 
+//!
+//! A solve may start from levels solved already (a [`Solution`] of the lower
+//! levels): their values are replayed from their change lists, and the cache
+//! need only hold the levels still to solve. Games use this to solve one
+//! level at a time, checkpoint, and extend books. Change lists are stored
+//! packed ([`PackedChanges`], about 2 bytes a change): they are what bounds
+//! the largest book a machine can generate.
+
 mod cache;
 mod changes;
 mod reverse;
