@@ -18,7 +18,6 @@
 //! (each is computed from the same inputs), so the level is closed: later
 //! sweeps skip it and its last change is recorded. When every level is
 //! closed the run stops early.
-
 //!
 //! A solve may start from levels solved already (a [`Solution`] of the lower
 //! levels): their values are replayed from their change lists, and the cache
