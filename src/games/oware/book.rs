@@ -286,12 +286,11 @@ impl OwareBook {
         generated: &Generated,
         encoding: Encoding,
     ) -> Result<(), BookError> {
-        let levels = Self::encode(generated, encoding);
-        book::write(
+        Self::write_encoded(
             path,
-            GAME_TAG,
-            &Self::params(generated, encoding),
-            &sections(generated, &levels),
+            generated,
+            encoding,
+            &Self::encode(generated, encoding),
         )
     }
 

@@ -277,6 +277,17 @@ impl<'a> Level<'a> {
         Some(body)
     }
 
+    /// Every board's record body, in rank order.
+    fn bodies(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        let mut at = 0;
+        (0..self.boards).map(move |board| {
+            if board % BLOCK == 0 {
+                at = self.offset(board / BLOCK);
+            }
+            self.record(&mut at).expect("validated on open")
+        })
+    }
+
     fn changes(&self, body: &'a [u8]) -> Changes<'a> {
         Changes {
             body,
@@ -315,12 +326,7 @@ impl<'a> Level<'a> {
                 out[(turn as usize - 1) * boards + board] = value;
             }
         };
-        let mut at = 0;
-        for board in 0..boards {
-            if board % BLOCK == 0 {
-                at = self.offset(board / BLOCK);
-            }
-            let body = self.record(&mut at).expect("validated on open");
+        for (board, body) in self.bodies().enumerate() {
             let (mut from, mut value) = (1u32, body[0] as i8);
             for change in self.changes(body) {
                 let (turn, new) = change.expect("validated on open");
@@ -336,12 +342,7 @@ impl<'a> Level<'a> {
     /// ascending; a value other than 0 with 1 turn left counts as a change at
     /// turn 1.
     pub fn for_each_change(&self, mut f: impl FnMut(usize, u32, i8)) {
-        let mut at = 0;
-        for board in 0..self.boards {
-            if board % BLOCK == 0 {
-                at = self.offset(board / BLOCK);
-            }
-            let body = self.record(&mut at).expect("validated on open");
+        for (board, body) in self.bodies().enumerate() {
             if body[0] != 0 {
                 f(board, 1, body[0] as i8);
             }
@@ -354,12 +355,7 @@ impl<'a> Level<'a> {
 
     /// Each board's number of changes after turn 1 and its final value.
     pub fn summaries(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
-        let mut at = 0;
-        (0..self.boards).map(move |board| {
-            if board % BLOCK == 0 {
-                at = self.offset(board / BLOCK);
-            }
-            let body = self.record(&mut at).expect("validated on open");
+        self.bodies().map(|body| {
             let (mut changes, mut value) = (0, body[0] as i8);
             for change in self.changes(body) {
                 value = change.expect("validated on open").1;
