@@ -6,21 +6,8 @@ use endbook::games::oware::book::GAME_TAG;
 use endbook::games::oware::compact::{self, Level};
 use endbook::games::oware::{generate, BoardIndex, Encoding, GenerateOptions, OwareBook};
 
-/// xorshift64: a small deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod common;
+use common::Rng;
 
 /// Random change lists: turn 1 first (or not), ascending turns, each value
 /// different from the one before, small and large jumps.

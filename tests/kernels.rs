@@ -6,22 +6,10 @@ use endbook::games::oware::{generate, GenerateOptions, OwareBook};
 use endbook::kernels::{Kernel, KernelChoice, KernelKind, LAYER_PADDING};
 use std::io::Write;
 
-/// splitmix64: a small deterministic generator.
-struct Rng(u64);
+mod common;
+use common::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
     fn value(&mut self) -> i8 {
         (self.below(2 * VALUE_BOUND as u64 + 1) as i64 - VALUE_BOUND as i64) as i8
     }

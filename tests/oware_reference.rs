@@ -30,6 +30,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+mod common;
+use common::Rng;
+
 /// Seeds of the book under test.
 const BOOK_SEEDS: u32 = 12;
 /// Turn limit of `GenerateOptions::new`.
@@ -182,23 +185,7 @@ impl Reference {
 // Random boards.
 // ---------------------------------------------------------------------------
 
-/// splitmix64.
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-
     /// Uniform in `range` (inclusive).
     fn in_range(&mut self, range: std::ops::RangeInclusive<u32>) -> u32 {
         range.start() + self.below(u64::from(range.end() - range.start() + 1)) as u32
