@@ -95,6 +95,23 @@ impl<const CELLS: usize> CompositionIndex<CELLS> {
         rank
     }
 
+    /// Rank of the first arrangement of `items` items that starts with the
+    /// cell counts `prefix`: arrangements sharing a prefix are consecutive in
+    /// rank order, and this is where they start.
+    ///
+    /// The prefix must hold at most `items` items, and `items` at most `max_items`.
+    #[inline]
+    pub fn prefix_rank(&self, items: usize, prefix: &[u8]) -> u64 {
+        debug_assert!(prefix.len() < CELLS && items <= self.max_items);
+        let mut left = items;
+        let mut rank = 0;
+        for (cell, &count) in prefix.iter().enumerate() {
+            rank += self.offset(cell, left, count as usize);
+            left -= count as usize;
+        }
+        rank
+    }
+
     /// The arrangement of `items` items with rank `rank`.
     ///
     /// Panics if `items > max_items` or `rank >= count(items)`.

@@ -1,8 +1,9 @@
-//! Dense, frontier and hybrid sweeps compute identical books, whether the
-//! levels are solved one at a time or all in one pass.
+//! Dense, frontier, hybrid and run sweeps compute identical books, whether
+//! the levels are solved one at a time or all in one pass (run sweeps always
+//! solve one at a time), and whether a book is extended or made at once.
 
 use endbook::engine::SweepMode;
-use endbook::games::oware::{generate, GenerateOptions, Generated, OwareBook};
+use endbook::games::oware::{extend, generate, GenerateOptions, Generated, OwareBook};
 use sha2::{Digest, Sha256};
 
 fn generate_with(max_seeds: u32, mode: SweepMode) -> Generated {
@@ -31,7 +32,12 @@ fn modes_give_identical_books_up_to_ten_seeds() {
             )))
         };
         let dense = digest(SweepMode::Dense, false);
-        for (mode, by_level) in MODES.iter().flat_map(|&m| [(m, true), (m, false)]) {
+        let runs = [(SweepMode::Runs, true)];
+        for (mode, by_level) in MODES
+            .iter()
+            .flat_map(|&m| [(m, true), (m, false)])
+            .chain(runs)
+        {
             assert_eq!(
                 digest(mode, by_level),
                 dense,
@@ -50,13 +56,14 @@ fn modes_give_identical_changes_at_twelve_seeds() {
         (SweepMode::Frontier, true),
         (SweepMode::Hybrid, true),
         (SweepMode::Hybrid, false),
+        (SweepMode::Runs, true),
     ];
     for (mode, by_level) in others {
         let other = generate_levels(12, mode, by_level).solution;
         let mode = format!("{mode}, level by level {by_level}");
         assert_eq!(
             other.frontier_turns > 0,
-            !mode.starts_with("dense"),
+            !mode.starts_with("dense") && !mode.starts_with("runs"),
             "{mode}: layers swept by frontier"
         );
         assert_eq!(other.turns_swept, dense.turns_swept, "{mode}");
@@ -83,4 +90,32 @@ fn frontier_recomputes_far_fewer_states_than_dense() {
     );
     assert!(frontier.state_updates < hybrid.state_updates);
     assert!(hybrid.state_updates < dense.state_updates);
+}
+
+#[test]
+fn run_sweeps_extend_books_of_any_sweep() {
+    // Levels solved by the cache-based sweeps carry no mirror changes: the
+    // run sweeps derive them by replay before solving the levels above.
+    let (low, high) = (7, 10);
+    let base = generate_with(low, SweepMode::Hybrid);
+    let runs = GenerateOptions {
+        mode: SweepMode::Runs,
+        ..GenerateOptions::new(high)
+    };
+    let extended = extend(base, runs, |_| {});
+    let at_once = generate_with(high, SweepMode::Dense);
+    assert!(extended.solution.changes == at_once.solution.changes);
+    assert_eq!(
+        OwareBook::to_bytes(&extended),
+        OwareBook::to_bytes(&at_once),
+        "{low} seeds extended to {high}"
+    );
+    // And run sweeps on top of a book of run sweeps read back from its file.
+    let book =
+        OwareBook::from_bytes(OwareBook::to_bytes(&generate_with(low, SweepMode::Runs))).unwrap();
+    let extended = extend(Generated::from_book(&book, runs), runs, |_| {});
+    assert_eq!(
+        OwareBook::to_bytes(&extended),
+        OwareBook::to_bytes(&at_once)
+    );
 }

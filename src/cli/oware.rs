@@ -69,9 +69,12 @@ pub struct GenerateArgs {
     /// are fast (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
     #[arg(long, value_enum, default_value = "auto")]
     movegen: MoveGenArg,
-    /// How layers are swept: `dense` recomputes every board, `frontier` only
-    /// boards with a child that changed in the previous layer, `hybrid` dense
-    /// while many values change and frontier after. All give identical books.
+    /// How layers are swept. `runs`: row by row from contiguous stretches of
+    /// the previous layer's mirror image, no child cache (one level at a
+    /// time). With a child cache: `dense` recomputes every board, `frontier`
+    /// only boards with a child that changed in the previous layer, `hybrid`
+    /// dense while many values change and frontier after. All give identical
+    /// books.
     #[arg(long, value_enum, default_value = "hybrid")]
     sweep: SweepArg,
     /// Add levels to an existing book: its levels are taken over as they are
@@ -92,6 +95,7 @@ pub struct GenerateArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum SweepArg {
+    Runs,
     Dense,
     Frontier,
     Hybrid,
@@ -103,6 +107,7 @@ impl SweepArg {
             SweepArg::Dense => SweepMode::Dense,
             SweepArg::Frontier => SweepMode::Frontier,
             SweepArg::Hybrid => SweepMode::Hybrid,
+            SweepArg::Runs => SweepMode::Runs,
         }
     }
 }
@@ -317,6 +322,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(estimate),
             human_bytes(available)
         )));
+    }
+    if args.all_levels_at_once && matches!(args.sweep, SweepArg::Runs) {
+        return Err(CliError::Input(
+            "--all-levels-at-once needs a cache-based sweep (dense, frontier or hybrid): run sweeps solve one level at a time".into(),
+        ));
     }
     let options = GenerateOptions {
         max_seeds: args.max_seeds,

@@ -52,8 +52,9 @@ impl LayerChanges {
 pub const SYNC_EVERY: usize = 1024;
 
 /// One layer's changes, packed (see the module docs). States are pushed in
-/// ascending order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// ascending order. Two lists are equal when they hold the same changes,
+/// however they were packed.
+#[derive(Clone, Debug, Default)]
 pub struct PackedChanges {
     bytes: Vec<u8>,
     len: usize,
@@ -65,16 +66,30 @@ pub struct PackedChanges {
 
 impl PackedChanges {
     /// Appends a change; `state` must exceed every state pushed before.
+    #[inline]
     pub fn push(&mut self, state: u32, value: i8) {
+        if self.len.is_multiple_of(SYNC_EVERY) {
+            self.sync.push((self.next_base, self.bytes.len()));
+        }
+        self.encode(state, value);
+        self.len += 1;
+    }
+
+    /// Writes one change's bytes (no sync point, no count).
+    #[inline]
+    fn encode(&mut self, state: u32, value: i8) {
         let state = u64::from(state);
         assert!(
             state >= self.next_base,
             "changes are pushed in ascending order"
         );
-        if self.len.is_multiple_of(SYNC_EVERY) {
-            self.sync.push((self.next_base, self.bytes.len()));
-        }
         let mut gap = state - self.next_base;
+        self.next_base = state + 1;
+        if gap < 0x80 {
+            // The common case: changes closer than 128 boards apart.
+            self.bytes.extend_from_slice(&[gap as u8, value as u8]);
+            return;
+        }
         loop {
             let byte = (gap & 0x7f) as u8;
             gap >>= 7;
@@ -85,8 +100,80 @@ impl PackedChanges {
             self.bytes.push(byte | 0x80);
         }
         self.bytes.push(value as u8);
-        self.next_base = state + 1;
-        self.len += 1;
+    }
+
+    /// Appends a change for every board where `new` differs from `old`
+    /// (the values of boards `first_state..`), ascending. Compares eight
+    /// boards at a time: most of a layer repeats the previous one.
+    pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
+        const WORD: usize = 8;
+        const BLOCK: usize = 8 * WORD;
+        assert_eq!(old.len(), new.len());
+        #[inline(always)]
+        fn word(bytes: &[i8], at: usize) -> u64 {
+            let bytes: [i8; WORD] = bytes[at..at + WORD].try_into().unwrap();
+            u64::from_le_bytes(bytes.map(|b| b as u8))
+        }
+        let mut push_word = |at: usize, mut differ: u64| {
+            while differ != 0 {
+                let byte = differ.trailing_zeros() as usize / 8;
+                differ &= !(0xff << (byte * 8));
+                self.push((first_state + at + byte) as u32, new[at + byte]);
+            }
+        };
+        // Whole blocks of 64 boards: one test each, as most are unchanged.
+        let blocks = old.len() / BLOCK;
+        for block in 0..blocks {
+            let (old, new) = (
+                &old[block * BLOCK..][..BLOCK],
+                &new[block * BLOCK..][..BLOCK],
+            );
+            let mut any = 0;
+            for at in (0..BLOCK).step_by(WORD) {
+                any |= word(old, at) ^ word(new, at);
+            }
+            if any != 0 {
+                for at in (0..BLOCK).step_by(WORD) {
+                    push_word(block * BLOCK + at, word(old, at) ^ word(new, at));
+                }
+            }
+        }
+        let words = old.len() / WORD;
+        for at in (blocks * BLOCK..words * WORD).step_by(WORD) {
+            push_word(at, word(old, at) ^ word(new, at));
+        }
+        for at in words * WORD..old.len() {
+            if old[at] != new[at] {
+                self.push((first_state + at) as u32, new[at]);
+            }
+        }
+    }
+
+    /// Appends `other`, packed separately (in parallel, say) from scratch,
+    /// whose changes all lie above those pushed here.
+    pub fn append(&mut self, other: PackedChanges) {
+        // `other`'s first gap counts from 0: decode it and re-encode it from
+        // here; the rest of its bytes are gaps within `other`, still valid.
+        let mut decoder = Decoder {
+            bytes: &other.bytes,
+            at: 0,
+            next_base: 0,
+        };
+        let Some((state, value)) = decoder.next() else {
+            return;
+        };
+        let rest = decoder.at;
+        self.sync.push((self.next_base, self.bytes.len()));
+        self.encode(state, value);
+        let shift = self.bytes.len() as isize - rest as isize;
+        self.bytes.extend_from_slice(&other.bytes[rest..]);
+        self.sync.extend(
+            other.sync[1..]
+                .iter()
+                .map(|&(base, at)| (base, (at as isize + shift) as usize)),
+        );
+        self.len += other.len;
+        self.next_base = other.next_base;
     }
 
     /// Appends every change of `changes` (all above the states pushed before).
@@ -148,6 +235,14 @@ impl PackedChanges {
         changes
     }
 }
+
+impl PartialEq for PackedChanges {
+    fn eq(&self, other: &PackedChanges) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for PackedChanges {}
 
 impl From<&LayerChanges> for PackedChanges {
     fn from(changes: &LayerChanges) -> PackedChanges {
@@ -223,5 +318,43 @@ mod tests {
             );
         }
         assert!(packed.heap_bytes() < layer.len() * 5);
+
+        // Packed in pieces and appended: the same changes, the same ranges.
+        let mut pieces = PackedChanges::default();
+        for part in layer.states.chunks(777).zip(layer.values.chunks(777)) {
+            let mut piece = PackedChanges::default();
+            for (&state, &value) in part.0.iter().zip(part.1) {
+                piece.push(state, value);
+            }
+            pieces.append(piece);
+        }
+        pieces.append(PackedChanges::default());
+        assert_eq!(pieces.len(), layer.len());
+        assert_eq!(pieces.unpack(), layer);
+        for (start, end) in [
+            (0, 1),
+            (5, 4_000_000),
+            (last, last + 1),
+            (1_000_000, 900_000_000),
+        ] {
+            assert!(pieces.within(start, end).eq(packed.within(start, end)));
+        }
+    }
+
+    #[test]
+    fn differences_are_every_changed_board() {
+        let old: Vec<i8> = (0..1003).map(|i| (i % 7) as i8 - 3).collect();
+        let mut new = old.clone();
+        for at in [0, 7, 8, 9, 63, 64, 500, 999, 1000, 1002] {
+            new[at] = -new[at] - 1;
+        }
+        let mut packed = PackedChanges::default();
+        packed.push_differences(40, &old, &new);
+        let expected: Vec<(u32, i8)> = (0..old.len())
+            .filter(|&i| old[i] != new[i])
+            .map(|i| (40 + i as u32, new[i]))
+            .collect();
+        assert_eq!(packed.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(expected.len(), 10);
     }
 }

@@ -53,6 +53,10 @@ pub enum SweepMode {
     Frontier,
     /// Dense while many states change, frontier once few do.
     Hybrid,
+    /// Row by row from contiguous runs of the mirror layer, with no child
+    /// cache: a game-specific sweep (Oware's `runs` module), which [`solve`]
+    /// does not perform.
+    Runs,
 }
 
 impl SweepMode {
@@ -62,6 +66,7 @@ impl SweepMode {
             SweepMode::Dense => "dense",
             SweepMode::Frontier => "frontier",
             SweepMode::Hybrid => "hybrid",
+            SweepMode::Runs => "runs",
         }
     }
 }
@@ -215,6 +220,14 @@ pub struct Solution {
     /// `changes[t - 1]`: the states whose value with `t` turns left differs
     /// from that with `t - 1` (all zeros for `t - 1 = 0`).
     pub changes: Vec<PackedChanges>,
+    /// For games whose positions come in mirror pairs (the same position seen
+    /// by the other player, at another index): `mirrored[t - 1]` lists the
+    /// same changes as `changes[t - 1]`, each at its mirror position, for the
+    /// levels below `mirrored_levels`. Sweeps that read the previous layer
+    /// mirrored replay lower levels from these.
+    pub mirrored: Vec<PackedChanges>,
+    /// How many levels, from level 0, `mirrored` covers.
+    pub mirrored_levels: usize,
     /// Layers swept before every level closed or the turn limit was reached.
     pub turns_swept: u32,
     /// Of those, layers swept by frontier.
@@ -236,6 +249,8 @@ impl Solution {
             level_starts: vec![0],
             levels: Vec::new(),
             changes: Vec::new(),
+            mirrored: Vec::new(),
+            mirrored_levels: 0,
             turns_swept: 0,
             frontier_turns: 0,
             state_updates: 0,
@@ -335,6 +350,11 @@ pub fn solve<const MOVES: usize>(
     let fixed_end = level_starts[fixed];
     assert!(cache.first_block() * LANES <= fixed_end);
     assert!(options.turn_limit >= 1);
+    assert_ne!(
+        options.mode,
+        SweepMode::Runs,
+        "run sweeps are game-specific"
+    );
 
     let start = Instant::now();
     let Solution {
@@ -379,6 +399,7 @@ pub fn solve<const MOVES: usize>(
             && match options.mode {
                 SweepMode::Dense => false,
                 SweepMode::Frontier => true,
+                SweepMode::Runs => unreachable!(),
                 SweepMode::Hybrid => {
                     let last = last_changes.len() + known_before.len();
                     (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64
@@ -469,6 +490,8 @@ pub fn solve<const MOVES: usize>(
         level_starts: level_starts.to_vec(),
         levels: solved_levels,
         changes: all_changes,
+        mirrored: Vec::new(),
+        mirrored_levels: 0,
         turns_swept: turns_swept.max(solved.turns_swept),
         frontier_turns: frontier_turns + solved.frontier_turns,
         state_updates: state_updates + solved.state_updates,

@@ -5,6 +5,7 @@ use super::book::OwareBook;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::movegen::{GeneratedMove, MoveGen};
 use super::rules::no_move_score;
+use super::runs::{self, RunPlan};
 use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport, LANES};
 use crate::kernels::KernelChoice;
 use std::ops::RangeInclusive;
@@ -167,6 +168,9 @@ pub fn extend(
         mode: options.mode,
     };
     let mut generated = base;
+    if options.mode == SweepMode::Runs {
+        return extend_by_runs(generated, options, start, observer);
+    }
     // One solve per level, or one for every new level at once.
     let batches: Vec<RangeInclusive<u32>> = if options.level_by_level {
         (solved_levels..=options.max_seeds).map(|s| s..=s).collect()
@@ -200,6 +204,52 @@ pub fn extend(
         };
         observer(Progress::LevelDone {
             seeds: last,
+            generated: &generated,
+        });
+    }
+    generated
+}
+
+/// [`extend`] by run sweeps: one level at a time, no child cache (see [`runs`]).
+fn extend_by_runs(
+    mut generated: Generated,
+    options: GenerateOptions,
+    start: Instant,
+    mut observer: impl FnMut(Progress<'_>),
+) -> Generated {
+    let plan_start = Instant::now();
+    let plan = RunPlan::new(options.max_seeds);
+    let index = BoardIndex::new(options.max_seeds);
+    runs::derive_mirror(&mut generated.solution);
+    generated.cache_time += plan_start.elapsed();
+    generated.cache_bytes = generated.cache_bytes.max(plan.heap_bytes());
+    let first = generated.solution.levels.len() as u32;
+    for seeds in first..=options.max_seeds {
+        let solution = std::mem::replace(&mut generated.solution, Solution::empty());
+        let keep_mirror = seeds < options.max_seeds;
+        generated.solution = runs::solve_level(
+            &plan,
+            seeds,
+            index.level_starts(),
+            solution,
+            options.turn_limit,
+            keep_mirror,
+            |report| {
+                observer(Progress::Turn {
+                    seeds: seeds..=seeds,
+                    report,
+                })
+            },
+        );
+        generated
+            .level_done
+            .resize(seeds as usize + 1, start.elapsed());
+        generated.options = GenerateOptions {
+            max_seeds: seeds,
+            ..options
+        };
+        observer(Progress::LevelDone {
+            seeds,
             generated: &generated,
         });
     }

@@ -7,6 +7,7 @@ pub mod generate;
 pub mod index;
 pub mod movegen;
 pub mod rules;
+pub mod runs;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{Analysis, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove};

@@ -1,0 +1,761 @@
+//! Run sweeps: a layer computed row by row from contiguous stretches of the
+//! previous one, with no child cache.
+//!
+//! Within a seed level, the boards sharing the mover's side `a` (houses 0-5)
+//! are consecutive in index order: a *row*, indexed by the rank of the
+//! opponent's side `b` among the sides holding the remaining `m` seeds. A
+//! move from house `h` holding `c` seeds does the same to every board of a
+//! row: the mover's side becomes `a'` (house `h` emptied, the seeds that stay
+//! on that side added), and `b` receives a fixed vector `δ` of seeds,
+//! possibly followed by a capture that depends on `b + δ` alone. So the
+//! children of a row, seen unflipped as `(a', b'')`, all lie in the rows of
+//! `a'` of the levels `n - q` for the captures `q` that occur.
+//!
+//! The child's value is `v(b'', a')`, the value of the *flipped* board. Keep
+//! each layer also as its mirror image `w(a, b) = v(b, a)` (the same array
+//! permuted by the flip, a ragged transpose of the level's row matrix), and
+//! `v_t(a, b) = max over moves of (q - w_{t-1}(a', b''))` reads row `a'` of
+//! the mirror layer. Better: `b ↦ b''` does not depend on the row at all,
+//! only on the spill pattern `(δ, last house)` and on `m`, and it maps
+//! consecutive sides to consecutive sides except where a house `δ` touches
+//! changes. Precomputed once per pattern and `m` as a list of *runs*
+//! (source offset, capture, destination offset, length), a move becomes a
+//! handful of contiguous `max(out, q - src)` byte loops, which the compiler
+//! vectorises: no gathers and no per-board child indices to stream from
+//! memory. A turn is then: sweep every row (in parallel over row ranges),
+//! compare with the previous layer for the change list, transpose into the
+//! mirror layer for the next turn, and apply the lower levels' mirror changes.
+//!
+//! Levels are solved one at a time on top of the lower ones, whose mirror
+//! layers are replayed from their mirror change lists
+//! ([`Solution::mirrored`]), recorded as each level is solved or derived from
+//! its normal changes by replay (when a book is extended).
+
+use super::board::{Board, HOUSES, SIDE};
+use super::rules::play;
+use crate::engine::{LevelSolution, PackedChanges, Solution, TurnReport};
+use crate::index::{next_arrangement, CompositionIndex};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// States per parallel work item of a row sweep.
+const SWEEP_CHUNK_STATES: usize = 1 << 15;
+
+/// Rows and columns of a transpose tile: 64 x 64 bytes stay in L1.
+const TILE: usize = 64;
+
+/// A stretch of consecutive opponent sides whose children are consecutive
+/// sides of one row of the mirror layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    /// First column of the run in the row being swept.
+    src: u32,
+    /// First column of the children in their row.
+    dst: u32,
+    /// Number of columns.
+    len: u32,
+    /// Seeds captured, the same for the whole run.
+    capture: u8,
+    /// Which of the list's captures it is (0 for the fewest seeds): where a
+    /// row's child row start for this capture is found.
+    slot: u8,
+}
+
+/// One spill pattern applied to every opponent side with `m` seeds.
+#[derive(Clone, Debug, Default)]
+struct RunList {
+    runs: Vec<Run>,
+    /// Bit `q` set when some run captures `q` seeds.
+    captures: u32,
+    /// The move is illegal for every side of this size (it leaves the
+    /// opponent without seeds: nothing reaches an empty side).
+    illegal: bool,
+}
+
+/// What sowing a house does to the mover's own side, and which spill
+/// pattern it applies to the opponent's.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sowing {
+    /// Seeds added to each own house (the origin is emptied: 0 there).
+    own: [u8; SIDE],
+    /// Index of the spill pattern in [`RunPlan::lists`].
+    pattern: usize,
+}
+
+/// What sowing does to the opponent's side: everything about that side after
+/// a move (spill, capture, legality) depends on this alone.
+struct Pattern {
+    /// Seeds added to each of the opponent's houses.
+    spill: [u8; SIDE],
+    /// The house the last seed falls in, if on the opponent's side.
+    last: Option<usize>,
+    /// A move with this pattern: `seeds` sown from `house`.
+    house: usize,
+    seeds: usize,
+}
+
+/// The precomputed runs of every move, for boards of up to `max_seeds` seeds.
+pub struct RunPlan {
+    max_seeds: usize,
+    /// `sowings[house * (max_seeds + 1) + seeds]`.
+    sowings: Vec<Sowing>,
+    /// `lists[pattern][m]`: the runs of a spill pattern over sides of `m` seeds.
+    lists: Vec<Vec<RunList>>,
+    /// Ranks of whole boards, for row starts.
+    boards: CompositionIndex<HOUSES>,
+}
+
+impl RunPlan {
+    /// Plans every move of every board with at most `max_seeds` seeds.
+    pub fn new(max_seeds: u32) -> RunPlan {
+        let max_seeds = max_seeds as usize;
+        let sides = CompositionIndex::<SIDE>::new(max_seeds);
+        // Spill patterns: (seeds added to the opponent's houses, last house if
+        // on the opponent's side). Everything about the opponent's side after
+        // a move depends on that alone. Each keeps a representative move and
+        // the fewest seeds any of its moves sows.
+        let mut patterns: Vec<Pattern> = Vec::new();
+        let mut sowings = vec![Sowing::default(); SIDE * (max_seeds + 1)];
+        for house in 0..SIDE {
+            for seeds in 1..=max_seeds {
+                // Opponent houses of 4 can neither be captured nor emptied.
+                let mut houses = [0u8; HOUSES];
+                houses[house] = seeds as u8;
+                houses[SIDE..].fill(4);
+                let after = play(&Board::new(houses), house).expect("a legal move");
+                let mut spill = [0u8; SIDE];
+                for (s, &h) in spill.iter_mut().zip(&after.after.houses()[SIDE..]) {
+                    *s = h - 4;
+                }
+                let last = (house + (seeds - 1) % (HOUSES - 1) + 1) % HOUSES;
+                let last_on_other_side = if last >= SIDE { Some(last) } else { None };
+                let pattern = match patterns
+                    .iter()
+                    .position(|p| p.spill == spill && p.last == last_on_other_side)
+                {
+                    Some(p) => p,
+                    None => {
+                        patterns.push(Pattern {
+                            spill,
+                            last: last_on_other_side,
+                            house,
+                            seeds,
+                        });
+                        patterns.len() - 1
+                    }
+                };
+                let mut own = [0u8; SIDE];
+                own.copy_from_slice(&after.after.houses()[..SIDE]);
+                sowings[house * (max_seeds + 1) + seeds] = Sowing { own, pattern };
+            }
+        }
+        // The mover sows at least `fewest` seeds: the opponent holds at most
+        // the rest.
+        let mut fewest = vec![max_seeds; patterns.len()];
+        for house in 0..SIDE {
+            for seeds in 1..=max_seeds {
+                let pattern = sowings[house * (max_seeds + 1) + seeds].pattern;
+                fewest[pattern] = fewest[pattern].min(seeds);
+            }
+        }
+        let lists = patterns
+            .par_iter()
+            .zip(&fewest)
+            .map(|(pattern, &fewest)| {
+                (0..=max_seeds - fewest)
+                    .map(|m| run_list(&sides, pattern.house, pattern.seeds, m))
+                    .collect()
+            })
+            .collect();
+        RunPlan {
+            max_seeds,
+            sowings,
+            lists,
+            boards: CompositionIndex::new(max_seeds),
+        }
+    }
+
+    #[inline]
+    fn sowing(&self, house: usize, seeds: u8) -> &Sowing {
+        &self.sowings[house * (self.max_seeds + 1) + seeds as usize]
+    }
+
+    /// Bytes held by the plan's run lists.
+    pub fn heap_bytes(&self) -> usize {
+        let runs: usize = self.lists.iter().flatten().map(|l| l.runs.len()).sum();
+        runs * std::mem::size_of::<Run>()
+    }
+}
+
+/// The runs of the move `house` with `seeds` seeds over every opponent side
+/// of `m` seeds, found by playing it (the rules are the single definition).
+fn run_list(sides: &CompositionIndex<SIDE>, house: usize, seeds: usize, m: usize) -> RunList {
+    let mut list = RunList::default();
+    let mut other = sides.unrank(m, 0);
+    let mut column = 0u32;
+    loop {
+        let mut houses = [0u8; HOUSES];
+        houses[house] = seeds as u8;
+        houses[SIDE..].copy_from_slice(&other);
+        match play(&Board::new(houses), house) {
+            None => {
+                // Only an empty side stays empty: m = 0, a single column.
+                debug_assert_eq!(m, 0);
+                list.illegal = true;
+            }
+            Some(outcome) => {
+                let mut child = [0u8; SIDE];
+                child.copy_from_slice(&outcome.after.houses()[SIDE..]);
+                let dst = sides.rank(&child) as u32;
+                let capture = outcome.capture;
+                list.captures |= 1 << capture;
+                match list.runs.last_mut() {
+                    Some(run)
+                        if run.capture == capture
+                            && run.src + run.len == column
+                            && run.dst + run.len == dst =>
+                    {
+                        run.len += 1
+                    }
+                    _ => list.runs.push(Run {
+                        src: column,
+                        dst,
+                        len: 1,
+                        capture,
+                        slot: 0,
+                    }),
+                }
+            }
+        }
+        column += 1;
+        if !next_arrangement(&mut other) {
+            break;
+        }
+    }
+    for run in &mut list.runs {
+        run.slot = (list.captures & ((1 << run.capture) - 1)).count_ones() as u8;
+    }
+    list
+}
+
+/// The rows of one seed level: every own side with at most `seeds` seeds, in
+/// index order, and where each starts.
+pub struct LevelRows {
+    seeds: usize,
+    /// Own side of each row.
+    own: Vec<[u8; SIDE]>,
+    /// Seeds on the opponent's side in each row.
+    other: Vec<u8>,
+    /// Index (within the level) of each row's first board; one extra entry.
+    starts: Vec<u32>,
+    /// `starts_by_sum[k]`: where the rows whose own side holds `k` seeds
+    /// start, in the rank order of their own sides.
+    starts_by_sum: Vec<Vec<u32>>,
+}
+
+impl LevelRows {
+    /// The rows of level `seeds`.
+    pub fn new(seeds: u32) -> LevelRows {
+        let seeds = seeds as usize;
+        let mut own = Vec::new();
+        let mut other = Vec::new();
+        let mut starts = vec![0u32];
+        let mut starts_by_sum = vec![Vec::new(); seeds + 1];
+        // Own sides in lexicographic order, house 0 most significant: the
+        // order of the boards' ranks.
+        let mut side = [0u8; SIDE];
+        loop {
+            let sum: usize = side.iter().map(|&s| s as usize).sum();
+            let start = *starts.last().unwrap();
+            starts_by_sum[sum].push(start);
+            own.push(side);
+            other.push((seeds - sum) as u8);
+            let len = CompositionIndex::<SIDE>::count(seeds - sum) as u32;
+            starts.push(start + len);
+            // Next side: increment the last house that can grow, zero the rest.
+            let mut house = SIDE;
+            loop {
+                if house == 0 {
+                    return LevelRows {
+                        seeds,
+                        own,
+                        other,
+                        starts,
+                        starts_by_sum,
+                    };
+                }
+                house -= 1;
+                let before: usize = side[..house].iter().map(|&s| s as usize).sum();
+                if before + (side[house] as usize) < seeds {
+                    side[house] += 1;
+                    side[house + 1..].fill(0);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Number of boards in the level.
+    pub fn states(&self) -> usize {
+        *self.starts.last().unwrap() as usize
+    }
+
+    /// Splits the rows into consecutive ranges of about `states` boards each.
+    fn row_ranges(&self, states: usize) -> Vec<std::ops::Range<usize>> {
+        let mut ranges = Vec::new();
+        let mut first = 0;
+        for row in 0..self.own.len() {
+            if (self.starts[row + 1] - self.starts[first]) as usize >= states {
+                ranges.push(first..row + 1);
+                first = row + 1;
+            }
+        }
+        if first < self.own.len() {
+            ranges.push(first..self.own.len());
+        }
+        ranges
+    }
+
+    /// Writes the mirror image of layer `values` into `mirror`: the value of
+    /// board `(a, b)` goes where board `(b, a)` is.
+    pub fn transpose(&self, values: &[i8], mirror: &mut [i8]) {
+        assert_eq!(values.len(), self.states());
+        assert_eq!(mirror.len(), self.states());
+        let out = SharedBytes(mirror.as_mut_ptr());
+        // Tiles: (own-side sum k, a block of TILE rows of that sum).
+        let tiles: Vec<(usize, usize)> = (0..=self.seeds)
+            .flat_map(|k| {
+                (0..self.starts_by_sum[k].len())
+                    .step_by(TILE)
+                    .map(move |r| (k, r))
+            })
+            .collect();
+        tiles
+            .par_iter()
+            .for_each(|&(k, first_row)| self.transpose_tile(k, first_row, values, out));
+    }
+
+    /// Transposes rows `first_row..first_row + TILE` of own-side sum `k`.
+    #[inline(never)]
+    fn transpose_tile(&self, k: usize, first_row: usize, values: &[i8], out: SharedBytes) {
+        let sources = &self.starts_by_sum[k];
+        let sources = &sources[first_row..(first_row + TILE).min(sources.len())];
+        // Row `first_row + i` of sum k is column `first_row + i` of the rows
+        // of sum `seeds - k`, which are its columns.
+        let targets = &self.starts_by_sum[self.seeds - k];
+        for first_column in (0..targets.len()).step_by(TILE) {
+            let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
+            for (i, &source) in sources.iter().enumerate() {
+                let source = source as usize + first_column;
+                let source = &values[source..source + targets.len()];
+                for (&value, &target) in source.iter().zip(targets) {
+                    let at = target as usize + first_row + i;
+                    // SAFETY: `at` is in bounds: a row of sum `seeds - k`
+                    // holds as many columns as there are rows of sum k.
+                    // Every (row, column) pair of the level is visited by
+                    // exactly one tile, and the flip is a bijection, so no
+                    // two writes, in this task or another, share a byte.
+                    unsafe { out.write(at, value) };
+                }
+            }
+        }
+    }
+}
+
+/// A byte array written by several tasks at disjoint positions.
+#[derive(Clone, Copy)]
+struct SharedBytes(*mut i8);
+// SAFETY: only used by `LevelRows::transpose`, whose tasks write disjoint bytes.
+unsafe impl Sync for SharedBytes {}
+unsafe impl Send for SharedBytes {}
+
+impl SharedBytes {
+    /// # Safety
+    /// `at` must be in bounds, and no other thread may access that byte
+    /// during the parallel section.
+    #[inline(always)]
+    unsafe fn write(self, at: usize, value: i8) {
+        // SAFETY: as the caller promises.
+        unsafe { *self.0.add(at) = value };
+    }
+}
+
+/// A level's moves, resolved once for all its turns: per row, the spill
+/// pattern of each legal move and, for each capture its runs make, the
+/// global index in the mirror layer where the child row starts.
+struct LevelMoves {
+    /// Per row, where its moves start in `moves`; one extra entry.
+    row_moves: Vec<u32>,
+    moves: Vec<RowMove>,
+    /// Child row starts, by move and capture slot.
+    bases: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RowMove {
+    pattern: u32,
+    first_base: u32,
+}
+
+impl LevelMoves {
+    fn new(plan: &RunPlan, level: &LevelRows, level_starts: &[usize]) -> LevelMoves {
+        let seeds = level.seeds;
+        let mut row_moves = Vec::with_capacity(level.own.len() + 1);
+        let mut moves = Vec::new();
+        let mut bases = Vec::new();
+        row_moves.push(0);
+        for (&own, &other) in level.own.iter().zip(&level.other) {
+            for house in 0..SIDE {
+                if own[house] == 0 {
+                    continue;
+                }
+                let sowing = plan.sowing(house, own[house]);
+                let list = &plan.lists[sowing.pattern][other as usize];
+                if list.illegal {
+                    continue;
+                }
+                let mut after = own;
+                after[house] = 0;
+                for (a, &s) in after.iter_mut().zip(&sowing.own) {
+                    *a += s;
+                }
+                moves.push(RowMove {
+                    pattern: sowing.pattern as u32,
+                    first_base: bases.len() as u32,
+                });
+                let mut captures = list.captures;
+                while captures != 0 {
+                    let child_seeds = seeds - captures.trailing_zeros() as usize;
+                    captures &= captures - 1;
+                    let row_start = plan.boards.prefix_rank(child_seeds, &after) as usize;
+                    let base = level_starts[child_seeds] + row_start;
+                    bases.push(u32::try_from(base).expect("32-bit board indices"));
+                }
+            }
+            row_moves.push(moves.len() as u32);
+        }
+        LevelMoves {
+            row_moves,
+            moves,
+            bases,
+        }
+    }
+}
+
+/// What every part of a layer's sweep reads.
+#[derive(Clone, Copy)]
+struct Sweep<'a> {
+    plan: &'a RunPlan,
+    level: &'a LevelRows,
+    moves: &'a LevelMoves,
+    /// The mirror image of the previous layer, every level up to this one.
+    mirror: &'a [i8],
+    /// Global index of the level's first board.
+    offset: usize,
+}
+
+/// Computes layer `t` of the rows `rows` of `level` into `out` (the boards
+/// from the first row's start on), from `mirror`, the mirror image of layer
+/// `t - 1` of every level up to this one (global indices); returns the
+/// changes from `previous` (layer `t - 1` of the same boards), numbered from
+/// `offset` (the level's first global index).
+fn sweep_rows(
+    sweep: &Sweep<'_>,
+    rows: std::ops::Range<usize>,
+    previous: &[i8],
+    out: &mut [i8],
+) -> PackedChanges {
+    let Sweep {
+        plan,
+        level,
+        moves,
+        mirror,
+        offset,
+    } = *sweep;
+    let first = level.starts[rows.start] as usize;
+    let mut changes = PackedChanges::default();
+    for row in rows {
+        let other = level.other[row] as usize;
+        let start = level.starts[row] as usize - first;
+        let out = &mut out[start..level.starts[row + 1] as usize - first];
+        let row_moves =
+            &moves.moves[moves.row_moves[row] as usize..moves.row_moves[row + 1] as usize];
+        if row_moves.is_empty() {
+            // No legal move: the mover scores their own seeds.
+            out.fill((level.seeds - other) as i8);
+        }
+        for (k, row_move) in row_moves.iter().enumerate() {
+            let list = &plan.lists[row_move.pattern as usize][other];
+            let bases = &moves.bases[row_move.first_base as usize..];
+            for run in &list.runs {
+                let len = run.len as usize;
+                let from = bases[run.slot as usize] as usize + run.dst as usize;
+                let source = &mirror[from..from + len];
+                let capture = run.capture as i8;
+                let out = &mut out[run.src as usize..run.src as usize + len];
+                // A legal move's runs cover the row: the first one sets it.
+                if k == 0 {
+                    for (o, &v) in out.iter_mut().zip(source) {
+                        *o = capture - v;
+                    }
+                } else {
+                    for (o, &v) in out.iter_mut().zip(source) {
+                        *o = (*o).max(capture - v);
+                    }
+                }
+            }
+        }
+        // Compared while the row is in cache.
+        let end = start + out.len();
+        changes.push_differences(offset + first + start, &previous[start..end], out);
+    }
+    changes
+}
+
+/// The changes from `old` to `new` (a level's layer starting at global index
+/// `offset`), packed in parallel.
+fn diff(old: &[i8], new: &[i8], offset: usize) -> PackedChanges {
+    const CHUNK: usize = 1 << 16;
+    let parts: Vec<PackedChanges> = old
+        .par_chunks(CHUNK)
+        .zip(new.par_chunks(CHUNK))
+        .enumerate()
+        .map(|(i, (old, new))| {
+            let mut changes = PackedChanges::default();
+            changes.push_differences(offset + i * CHUNK, old, new);
+            changes
+        })
+        .collect();
+    concatenate(parts)
+}
+
+fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
+    let mut all = PackedChanges::default();
+    for part in parts {
+        all.append(part);
+    }
+    all
+}
+
+/// Appends `changes` to turn `turn`'s list in `lists`.
+fn record(lists: &mut Vec<PackedChanges>, turn: u32, changes: PackedChanges) {
+    let at = turn as usize - 1;
+    if lists.len() <= at {
+        lists.resize(at + 1, PackedChanges::default());
+    }
+    lists[at].append(changes);
+}
+
+/// Solves level `seeds` on top of `solved` (every level below it, with their
+/// mirror changes) for `1..=turn_limit` turns left. Records the level's
+/// mirror changes too when `keep_mirror` (a level above will need them).
+pub fn solve_level(
+    plan: &RunPlan,
+    seeds: u32,
+    level_starts: &[usize],
+    solved: Solution,
+    turn_limit: u32,
+    keep_mirror: bool,
+    mut observer: impl FnMut(&TurnReport),
+) -> Solution {
+    let level = seeds as usize;
+    assert_eq!(solved.levels.len(), level, "levels below are solved");
+    assert_eq!(solved.mirrored_levels, level, "with their mirror changes");
+    let rows = LevelRows::new(seeds);
+    let offset = level_starts[level];
+    let states = rows.states();
+    assert_eq!(level_starts[level + 1] - offset, states);
+    let start = Instant::now();
+    let moves = LevelMoves::new(plan, &rows, level_starts);
+    let mut solution = solved;
+    let mut values = vec![0i8; states];
+    let mut previous = vec![0i8; states];
+    // Layer `turn - 1` mirrored, every level up to this one.
+    let mut mirror = vec![0i8; offset + states];
+    let mut next_mirror = vec![0i8; if keep_mirror { states } else { 0 }];
+    let ranges = rows.row_ranges(SWEEP_CHUNK_STATES);
+    let mut last_change = 1;
+    let mut turns = 0;
+    for turn in 1..=turn_limit {
+        let changes = {
+            let mut parts = Vec::with_capacity(ranges.len());
+            let mut rest = &mut values[..];
+            for range in &ranges {
+                let len = (rows.starts[range.end] - rows.starts[range.start]) as usize;
+                let (part, tail) = rest.split_at_mut(len);
+                parts.push((range.clone(), part));
+                rest = tail;
+            }
+            let sweep = Sweep {
+                plan,
+                level: &rows,
+                moves: &moves,
+                mirror: &mirror,
+                offset,
+            };
+            let previous = &previous[..];
+            concatenate(
+                parts
+                    .into_par_iter()
+                    .map(|(range, out)| {
+                        let from = rows.starts[range.start] as usize;
+                        let previous = &previous[from..from + out.len()];
+                        sweep_rows(&sweep, range, previous, out)
+                    })
+                    .collect(),
+            )
+        };
+        let lower_quiet = solution
+            .changes
+            .get(turn as usize - 1)
+            .is_none_or(|c| c.is_empty());
+        // The lower levels' mirror from layer `turn - 1` to `turn`.
+        if let Some(lower_changes) = solution.mirrored.get(turn as usize - 1) {
+            for (state, value) in lower_changes.iter() {
+                mirror[state as usize] = value;
+            }
+        }
+        let quiet = turn > 1 && changes.is_empty();
+        if turn > 1 && !changes.is_empty() {
+            last_change = turn;
+        }
+        let converged = quiet && lower_quiet;
+        if keep_mirror {
+            rows.transpose(&values, &mut next_mirror);
+            let mirrored = diff(&mirror[offset..], &next_mirror, offset);
+            record(&mut solution.mirrored, turn, mirrored);
+            mirror[offset..].copy_from_slice(&next_mirror);
+        } else if !converged && turn < turn_limit {
+            rows.transpose(&values, &mut mirror[offset..]);
+        }
+        observer(&TurnReport {
+            turn,
+            turn_limit,
+            frontier: false,
+            swept_states: states,
+            changed_states: changes.len() as u64,
+            closed_levels: if converged { level + 1 } else { level },
+            elapsed: start.elapsed(),
+        });
+        record(&mut solution.changes, turn, changes);
+        std::mem::swap(&mut previous, &mut values);
+        turns = turn;
+        solution.state_updates += states as u64;
+        if converged {
+            break;
+        }
+    }
+    let elapsed = start.elapsed();
+    // Trailing turns that changed nothing anywhere are not kept.
+    let last = solution
+        .levels
+        .iter()
+        .map(|l| l.last_change)
+        .chain([last_change])
+        .max()
+        .unwrap_or(1);
+    solution.changes.truncate(last as usize);
+    solution.mirrored.truncate(last as usize);
+    solution.levels.push(LevelSolution {
+        states,
+        last_change,
+        closed_after: solution.elapsed + elapsed,
+    });
+    solution.level_starts.push(level_starts[level + 1]);
+    if keep_mirror {
+        solution.mirrored_levels = level + 1;
+    }
+    solution.turns_swept = solution.turns_swept.max(turns);
+    solution.elapsed += elapsed;
+    solution
+}
+
+/// Derives the mirror changes of the solved levels that lack them, by
+/// replaying each level's layers and transposing them.
+pub fn derive_mirror(solution: &mut Solution) {
+    for level in solution.mirrored_levels..solution.levels.len() {
+        let rows = LevelRows::new(level as u32);
+        let (start, end) = (
+            solution.level_starts[level],
+            solution.level_starts[level + 1],
+        );
+        let mut values = vec![0i8; end - start];
+        let mut mirror = vec![0i8; end - start];
+        let mut next_mirror = vec![0i8; end - start];
+        for turn in 1..=solution.levels[level].last_change {
+            for (state, value) in solution.changes[turn as usize - 1].within(start, end) {
+                values[state as usize - start] = value;
+            }
+            rows.transpose(&values, &mut next_mirror);
+            let mirrored = diff(&mirror, &next_mirror, start);
+            record(&mut solution.mirrored, turn, mirrored);
+            std::mem::swap(&mut mirror, &mut next_mirror);
+        }
+        solution.mirrored_levels = level + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::oware::BoardIndex;
+
+    #[test]
+    fn rows_are_the_boards_in_index_order() {
+        for seeds in 0..=7 {
+            let rows = LevelRows::new(seeds);
+            let index = BoardIndex::new(seeds);
+            let first = index.level_starts()[seeds as usize];
+            assert_eq!(rows.states(), BoardIndex::level_size(seeds));
+            for (board, at) in index.boards_from(first).zip(0..) {
+                let (board, _) = board;
+                let own: [u8; SIDE] = board.houses()[..SIDE].try_into().unwrap();
+                let row = rows.own.iter().position(|&o| o == own).unwrap();
+                let column = at - rows.starts[row] as usize;
+                assert!(at >= rows.starts[row] as usize && at < rows.starts[row + 1] as usize);
+                let sides = CompositionIndex::<SIDE>::new(seeds as usize);
+                let other: [u8; SIDE] = board.houses()[SIDE..].try_into().unwrap();
+                assert_eq!(column as u64, sides.rank(&other), "{board}");
+            }
+        }
+    }
+
+    #[test]
+    fn transpose_puts_each_value_at_the_flipped_board() {
+        for seeds in [0, 1, 5, 9] {
+            let rows = LevelRows::new(seeds);
+            let index = BoardIndex::new(seeds);
+            let first = index.level_starts()[seeds as usize];
+            let values: Vec<i8> = (0..rows.states()).map(|i| (i * 31 % 251) as i8).collect();
+            let mut mirror = vec![0i8; rows.states()];
+            rows.transpose(&values, &mut mirror);
+            for (board, at) in index.boards_from(first).zip(0..).take(rows.states()) {
+                let flipped = index.index(&board.0.flipped()) - first;
+                assert_eq!(mirror[flipped], values[at], "{}", board.0);
+            }
+            let mut back = vec![0i8; rows.states()];
+            rows.transpose(&mirror, &mut back);
+            assert_eq!(back, values);
+        }
+    }
+
+    #[test]
+    fn runs_cover_every_side_once() {
+        let plan = RunPlan::new(12);
+        for lists in &plan.lists {
+            for (m, list) in lists.iter().enumerate() {
+                let columns = CompositionIndex::<SIDE>::count(m) as u32;
+                if list.illegal {
+                    assert!(m == 0 && list.runs.is_empty());
+                    continue;
+                }
+                let mut next = 0;
+                for run in &list.runs {
+                    assert_eq!(run.src, next, "runs are consecutive");
+                    next += run.len;
+                }
+                assert_eq!(next, columns);
+            }
+        }
+    }
+}
