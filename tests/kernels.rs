@@ -1,8 +1,9 @@
 //! Every kernel the CPU supports against the scalar oracle: random caches,
 //! awkward lengths and offsets, extreme values, and whole books.
 
-use endbook::engine::{MoveCache, LANES, VALUE_BOUND};
+use endbook::engine::{MoveCache, PackedChanges, SweepMode, LANES, VALUE_BOUND};
 use endbook::games::oware::{generate, GenerateOptions, OwareBook};
+use endbook::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use endbook::kernels::{Kernel, KernelChoice, KernelKind, LAYER_PADDING};
 use std::io::Write;
 
@@ -157,21 +158,131 @@ fn kernels_match_scalar_on_extreme_values() {
 
 #[test]
 fn forced_kernels_generate_identical_books() {
-    let book = |choice| {
-        let options = GenerateOptions {
-            kernel: choice,
-            ..GenerateOptions::new(9)
+    for mode in [SweepMode::Hybrid, SweepMode::Runs] {
+        let book = |choice| {
+            let options = GenerateOptions {
+                kernel: choice,
+                mode,
+                ..GenerateOptions::new(9)
+            };
+            OwareBook::to_bytes(&generate(options, |_| {}))
         };
-        OwareBook::to_bytes(&generate(options, |_| {}))
-    };
-    let scalar = book(KernelChoice::Fixed(Kernel::scalar()));
-    for kernel in kernels_under_test() {
-        assert!(
-            book(KernelChoice::Fixed(kernel)) == scalar,
-            "{kernel} book differs"
-        );
+        let scalar = book(KernelChoice::Fixed(Kernel::scalar()));
+        for kernel in kernels_under_test() {
+            assert!(
+                book(KernelChoice::Fixed(kernel)) == scalar,
+                "{kernel} book differs ({mode} sweeps)"
+            );
+        }
+        assert!(book(KernelChoice::Auto) == scalar, "auto book differs");
     }
-    assert!(book(KernelChoice::Auto) == scalar, "auto book differs");
+}
+
+/// A random row program over a random mirror layer: rows of 0 to 100
+/// positions (every length around the vector widths), 0 to 6 moves, each
+/// cutting the row into runs of random lengths read from random places,
+/// with extreme values and captures.
+fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>) {
+    let mirror: Vec<i8> = (0..5000).map(|_| rng.value()).collect();
+    let mut lists = RunLists::default();
+    let mut program = RowProgram::default();
+    program.row_starts.push(0);
+    program.row_moves.push(0);
+    for _ in 0..rows {
+        let len = rng.below(101) as u32;
+        program.no_move.push(rng.value());
+        for _ in 0..rng.below(7) {
+            let slots = 1 + rng.below(4) as u8;
+            let first_base = program.bases.len() as u32;
+            for _ in 0..slots {
+                program.bases.push(rng.below(2000) as u32);
+            }
+            let mut runs = Vec::new();
+            let mut src = 0;
+            while src < len {
+                let run_len = (1 + rng.below(40) as u32).min(len - src);
+                runs.push(Run {
+                    src,
+                    dst: rng.below(2900) as u32,
+                    len: run_len,
+                    capture: rng.below(VALUE_BOUND as u64 + 1) as u8,
+                    slot: rng.below(u64::from(slots)) as u8,
+                });
+                src += run_len;
+            }
+            let list = lists.push(&runs);
+            program.moves.push(RowMove { list, first_base });
+        }
+        program.row_moves.push(program.moves.len() as u32);
+        program
+            .row_starts
+            .push(program.row_starts.last().unwrap() + len);
+    }
+    (lists, program, mirror)
+}
+
+#[test]
+fn row_kernels_match_scalar_on_random_programs() {
+    let mut rng = Rng(0x2f0f_1e55);
+    for round in 0..40 {
+        let rows = 1 + rng.below(60) as usize;
+        let (lists, program, mirror) = random_program(&mut rng, rows);
+        let positions = *program.row_starts.last().unwrap() as usize;
+        let previous: Vec<i8> = (0..positions)
+            .map(|i| if i % 3 == 0 { 0 } else { rng.value() })
+            .collect();
+        let sweep = RowSweep {
+            lists: &lists,
+            program: &program,
+            mirror: &mirror,
+            first_state: 1000 * round,
+        };
+        // Every split of the rows into two parts, as the solver's chunks are.
+        let split = rng.below(rows as u64 + 1) as usize;
+        let run = |kernel: Kernel| {
+            let mut out = vec![0i8; positions];
+            let at = program.row_starts[split] as usize;
+            let (low, high) = out.split_at_mut(at);
+            let mut changes = kernel.sweep_rows(&sweep, 0..split, &previous[..at], low);
+            changes.append(kernel.sweep_rows(&sweep, split..rows, &previous[at..], high));
+            (out, changes)
+        };
+        let (expected, expected_changes) = run(Kernel::scalar());
+        // The oracle against the definition, row by row.
+        for row in 0..rows {
+            let (start, end) = (program.row_starts[row], program.row_starts[row + 1]);
+            let moves = &program.moves
+                [program.row_moves[row] as usize..program.row_moves[row + 1] as usize];
+            for column in 0..end - start {
+                let best = moves
+                    .iter()
+                    .map(|m| {
+                        let run = lists
+                            .get(m.list)
+                            .iter()
+                            .find(|r| (r.src..r.src + r.len).contains(&column))
+                            .unwrap();
+                        let base = program.bases[(m.first_base + u32::from(run.slot)) as usize];
+                        let child = mirror[(base + run.dst + column - run.src) as usize];
+                        run.capture as i8 - child
+                    })
+                    .max()
+                    .unwrap_or(program.no_move[row]);
+                assert_eq!(expected[(start + column) as usize], best);
+            }
+        }
+        let mut changes = PackedChanges::default();
+        changes.push_differences(1000 * round, &previous, &expected);
+        assert!(changes == expected_changes);
+        for kernel in kernels_under_test() {
+            let (out, changes) = run(kernel);
+            assert_eq!(out, expected, "{kernel}, round {round}");
+            assert!(
+                changes == expected_changes,
+                "{kernel} changes, round {round}"
+            );
+        }
+    }
 }
 
 #[test]

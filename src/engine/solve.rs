@@ -101,7 +101,8 @@ pub struct KernelTrial {
 /// rotate through the available kernels (each computes identical bytes), then
 /// the fastest of them sweeps the rest. A layer too small to time repeats its
 /// trial on the next one.
-struct KernelPicker {
+#[derive(Clone)]
+pub struct KernelPicker {
     trials: Vec<KernelTrial>,
     rounds_left: usize,
     next_trial: usize,
@@ -109,7 +110,8 @@ struct KernelPicker {
 }
 
 impl KernelPicker {
-    fn new(choice: KernelChoice) -> KernelPicker {
+    /// A picker for `choice`.
+    pub fn new(choice: KernelChoice) -> KernelPicker {
         let (trials, chosen) = match choice {
             KernelChoice::Fixed(kernel) => (Vec::new(), kernel),
             KernelChoice::Auto => {
@@ -131,7 +133,7 @@ impl KernelPicker {
     }
 
     /// The kernel for a layer, and the trial it belongs to, if any.
-    fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
+    pub fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
         // Layer 1 touches every page for the first time: not a fair trial.
         if turn == 1 || self.rounds_left == 0 {
             (self.chosen, None)
@@ -140,7 +142,13 @@ impl KernelPicker {
         }
     }
 
-    fn record(&mut self, trial: usize, ns_per_state: f64) {
+    /// Records how long trial `trial`'s layer took per state; layers of
+    /// fewer than [`MIN_TRIAL_STATES`] states are too short to count.
+    pub fn record(&mut self, trial: usize, states: usize, elapsed: Duration) {
+        if states < MIN_TRIAL_STATES {
+            return;
+        }
+        let ns_per_state = elapsed.as_nanos() as f64 / states as f64;
         let entry = &mut self.trials[trial];
         entry.ns_per_state = entry.ns_per_state.min(ns_per_state);
         let fastest = self
@@ -153,6 +161,24 @@ impl KernelPicker {
         if self.next_trial == self.trials.len() {
             self.next_trial = 0;
             self.rounds_left -= 1;
+        }
+    }
+}
+
+impl KernelPicker {
+    /// The kernel chosen and the trials, for a solution built on one that
+    /// chose `before_kernel` after `before_trials`: a run whose layers were
+    /// all too small to time a kernel on reports the earlier choice.
+    pub fn outcome(
+        self,
+        before_kernel: Kernel,
+        before_trials: &[KernelTrial],
+    ) -> (Kernel, Vec<KernelTrial>) {
+        let timed = self.trials.iter().any(|t| t.ns_per_state.is_finite());
+        if timed || before_trials.is_empty() {
+            (self.chosen, self.trials)
+        } else {
+            (before_kernel, before_trials.to_vec())
         }
     }
 }
@@ -418,9 +444,8 @@ pub fn solve<const MOVES: usize>(
         };
         // And from `turn - 1` to `turn`.
         known_now.write_to(&mut next);
-        if let Some(trial) = trial.filter(|_| swept_states >= MIN_TRIAL_STATES) {
-            let ns = sweep_start.elapsed().as_nanos() as f64 / swept_states as f64;
-            picker.record(trial, ns);
+        if let Some(trial) = trial {
+            picker.record(trial, swept_states, sweep_start.elapsed());
         }
         state_updates += swept_states as u64;
 
@@ -477,14 +502,7 @@ pub fn solve<const MOVES: usize>(
         .map(|l| l.last_change)
         .max()
         .unwrap_or(1);
-    // A run whose layers were all too small to time a kernel on reports the
-    // choice of the levels before it.
-    let timed = picker.trials.iter().any(|t| t.ns_per_state.is_finite());
-    let (kernel, kernel_trials) = if timed || solved.kernel_trials.is_empty() {
-        (picker.chosen, picker.trials)
-    } else {
-        (solved.kernel, solved.kernel_trials)
-    };
+    let (kernel, kernel_trials) = picker.outcome(solved.kernel, &solved.kernel_trials);
     all_changes.truncate(last_change as usize);
     Solution {
         level_starts: level_starts.to_vec(),

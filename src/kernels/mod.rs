@@ -15,12 +15,15 @@
 //! the fastest. Every kernel computes exactly the same bytes.
 
 mod portable;
+pub mod rows;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
-use crate::engine::{MoveCache, LANES};
+use crate::engine::{MoveCache, PackedChanges, LANES};
+use rows::RowSweep;
 use std::fmt;
+use std::ops::Range;
 
 /// Bytes a layer buffer must hold past its last state, so that a kernel may
 /// read a 32-bit word at any state's byte.
@@ -144,6 +147,32 @@ impl Kernel {
             // were asserted above, and every child index in the cache is below
             // its state count (checked as the cache was built).
             KernelKind::Avx2 => unsafe { x86_64::avx2::sweep(cache, first_block, prev, out) },
+            #[cfg(not(target_arch = "x86_64"))]
+            KernelKind::Avx2 => unreachable!("no AVX2 kernel is made on this architecture"),
+        }
+    }
+}
+
+impl Kernel {
+    /// Sweeps rows `rows` of a [`rows::RowProgram`] into `out` (their
+    /// positions), comparing with `previous`; returns the changes.
+    #[inline]
+    pub fn sweep_rows(
+        self,
+        sweep: &RowSweep<'_>,
+        rows: Range<usize>,
+        previous: &[i8],
+        out: &mut [i8],
+    ) -> PackedChanges {
+        match self.kind {
+            KernelKind::Scalar => rows::sweep::<rows::PlainLoops>(sweep, rows, previous, out),
+            KernelKind::Portable => {
+                rows::sweep::<portable::WideVectors>(sweep, rows, previous, out)
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `Kernel` of kind Avx2 is only made after runtime
+            // detection found AVX2; the sweep checks every index itself.
+            KernelKind::Avx2 => unsafe { x86_64::avx2::sweep_rows(sweep, rows, previous, out) },
             #[cfg(not(target_arch = "x86_64"))]
             KernelKind::Avx2 => unreachable!("no AVX2 kernel is made on this architecture"),
         }

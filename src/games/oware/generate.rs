@@ -5,7 +5,7 @@ use super::book::OwareBook;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::movegen::{GeneratedMove, MoveGen};
 use super::rules::no_move_score;
-use super::runs::{self, RunPlan};
+use super::runs::{self, RunSolver};
 use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport, LANES};
 use crate::kernels::KernelChoice;
 use std::ops::RangeInclusive;
@@ -218,29 +218,20 @@ fn extend_by_runs(
     mut observer: impl FnMut(Progress<'_>),
 ) -> Generated {
     let plan_start = Instant::now();
-    let plan = RunPlan::new(options.max_seeds);
-    let index = BoardIndex::new(options.max_seeds);
+    let mut solver = RunSolver::new(options.max_seeds, options.turn_limit, options.kernel);
     runs::derive_mirror(&mut generated.solution);
     generated.cache_time += plan_start.elapsed();
-    generated.cache_bytes = generated.cache_bytes.max(plan.heap_bytes());
+    generated.cache_bytes = generated.cache_bytes.max(solver.heap_bytes());
     let first = generated.solution.levels.len() as u32;
     for seeds in first..=options.max_seeds {
         let solution = std::mem::replace(&mut generated.solution, Solution::empty());
         let keep_mirror = seeds < options.max_seeds;
-        generated.solution = runs::solve_level(
-            &plan,
-            seeds,
-            index.level_starts(),
-            solution,
-            options.turn_limit,
-            keep_mirror,
-            |report| {
-                observer(Progress::Turn {
-                    seeds: seeds..=seeds,
-                    report,
-                })
-            },
-        );
+        generated.solution = solver.solve_level(seeds, solution, keep_mirror, |report| {
+            observer(Progress::Turn {
+                seeds: seeds..=seeds,
+                report,
+            })
+        });
         generated
             .level_done
             .resize(seeds as usize + 1, start.elapsed());

@@ -32,9 +32,12 @@
 //! its normal changes by replay (when a book is extended).
 
 use super::board::{Board, HOUSES, SIDE};
+use super::index::BoardIndex;
 use super::rules::play;
-use crate::engine::{LevelSolution, PackedChanges, Solution, TurnReport};
+use crate::engine::{KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport};
 use crate::index::{next_arrangement, CompositionIndex};
+use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
+use crate::kernels::KernelChoice;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -43,23 +46,6 @@ const SWEEP_CHUNK_STATES: usize = 1 << 15;
 
 /// Rows and columns of a transpose tile: 64 x 64 bytes stay in L1.
 const TILE: usize = 64;
-
-/// A stretch of consecutive opponent sides whose children are consecutive
-/// sides of one row of the mirror layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
-    /// First column of the run in the row being swept.
-    src: u32,
-    /// First column of the children in their row.
-    dst: u32,
-    /// Number of columns.
-    len: u32,
-    /// Seeds captured, the same for the whole run.
-    capture: u8,
-    /// Which of the list's captures it is (0 for the fewest seeds): where a
-    /// row's child row start for this capture is found.
-    slot: u8,
-}
 
 /// One spill pattern applied to every opponent side with `m` seeds.
 #[derive(Clone, Debug, Default)]
@@ -101,6 +87,9 @@ pub struct RunPlan {
     sowings: Vec<Sowing>,
     /// `lists[pattern][m]`: the runs of a spill pattern over sides of `m` seeds.
     lists: Vec<Vec<RunList>>,
+    /// The same runs stored for the kernels: `list_ids[pattern][m]`.
+    run_lists: RunLists,
+    list_ids: Vec<Vec<u32>>,
     /// Ranks of whole boards, for row starts.
     boards: CompositionIndex<HOUSES>,
 }
@@ -158,7 +147,7 @@ impl RunPlan {
                 fewest[pattern] = fewest[pattern].min(seeds);
             }
         }
-        let lists = patterns
+        let lists: Vec<Vec<RunList>> = patterns
             .par_iter()
             .zip(&fewest)
             .map(|(pattern, &fewest)| {
@@ -167,10 +156,17 @@ impl RunPlan {
                     .collect()
             })
             .collect();
+        let mut run_lists = RunLists::default();
+        let list_ids = lists
+            .iter()
+            .map(|by_m| by_m.iter().map(|l| run_lists.push(&l.runs)).collect())
+            .collect();
         RunPlan {
             max_seeds,
             sowings,
             lists,
+            run_lists,
+            list_ids,
             boards: CompositionIndex::new(max_seeds),
         }
     }
@@ -183,7 +179,7 @@ impl RunPlan {
     /// Bytes held by the plan's run lists.
     pub fn heap_bytes(&self) -> usize {
         let runs: usize = self.lists.iter().flatten().map(|l| l.runs.len()).sum();
-        runs * std::mem::size_of::<Run>()
+        runs * std::mem::size_of::<Run>() + self.run_lists.heap_bytes()
     }
 }
 
@@ -300,22 +296,6 @@ impl LevelRows {
         *self.starts.last().unwrap() as usize
     }
 
-    /// Splits the rows into consecutive ranges of about `states` boards each.
-    fn row_ranges(&self, states: usize) -> Vec<std::ops::Range<usize>> {
-        let mut ranges = Vec::new();
-        let mut first = 0;
-        for row in 0..self.own.len() {
-            if (self.starts[row + 1] - self.starts[first]) as usize >= states {
-                ranges.push(first..row + 1);
-                first = row + 1;
-            }
-        }
-        if first < self.own.len() {
-            ranges.push(first..self.own.len());
-        }
-        ranges
-    }
-
     /// Writes the mirror image of layer `values` into `mirror`: the value of
     /// board `(a, b)` goes where board `(b, a)` is.
     pub fn transpose(&self, values: &[i8], mirror: &mut [i8]) {
@@ -380,136 +360,54 @@ impl SharedBytes {
     }
 }
 
-/// A level's moves, resolved once for all its turns: per row, the spill
-/// pattern of each legal move and, for each capture its runs make, the
-/// global index in the mirror layer where the child row starts.
-struct LevelMoves {
-    /// Per row, where its moves start in `moves`; one extra entry.
-    row_moves: Vec<u32>,
-    moves: Vec<RowMove>,
-    /// Child row starts, by move and capture slot.
-    bases: Vec<u32>,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct RowMove {
-    pattern: u32,
-    first_base: u32,
-}
-
-impl LevelMoves {
-    fn new(plan: &RunPlan, level: &LevelRows, level_starts: &[usize]) -> LevelMoves {
-        let seeds = level.seeds;
-        let mut row_moves = Vec::with_capacity(level.own.len() + 1);
-        let mut moves = Vec::new();
-        let mut bases = Vec::new();
-        row_moves.push(0);
-        for (&own, &other) in level.own.iter().zip(&level.other) {
-            for house in 0..SIDE {
-                if own[house] == 0 {
-                    continue;
-                }
-                let sowing = plan.sowing(house, own[house]);
-                let list = &plan.lists[sowing.pattern][other as usize];
-                if list.illegal {
-                    continue;
-                }
-                let mut after = own;
-                after[house] = 0;
-                for (a, &s) in after.iter_mut().zip(&sowing.own) {
-                    *a += s;
-                }
-                moves.push(RowMove {
-                    pattern: sowing.pattern as u32,
-                    first_base: bases.len() as u32,
-                });
-                let mut captures = list.captures;
-                while captures != 0 {
-                    let child_seeds = seeds - captures.trailing_zeros() as usize;
-                    captures &= captures - 1;
-                    let row_start = plan.boards.prefix_rank(child_seeds, &after) as usize;
-                    let base = level_starts[child_seeds] + row_start;
-                    bases.push(u32::try_from(base).expect("32-bit board indices"));
-                }
+/// Compiles level `level` into a row program: per row, the run list of each
+/// legal move and, for each capture its runs make, the global index in the
+/// mirror layer where the child row starts. Built once for all the level's turns.
+fn compile(plan: &RunPlan, level: &LevelRows, level_starts: &[usize]) -> RowProgram {
+    let seeds = level.seeds;
+    let mut program = RowProgram {
+        row_starts: level.starts.clone(),
+        row_moves: Vec::with_capacity(level.own.len() + 1),
+        no_move: Vec::with_capacity(level.own.len()),
+        moves: Vec::new(),
+        bases: Vec::new(),
+    };
+    program.row_moves.push(0);
+    for (&own, &other) in level.own.iter().zip(&level.other) {
+        // Without a legal move the mover scores their own seeds.
+        program.no_move.push((seeds - other as usize) as i8);
+        for house in 0..SIDE {
+            if own[house] == 0 {
+                continue;
             }
-            row_moves.push(moves.len() as u32);
-        }
-        LevelMoves {
-            row_moves,
-            moves,
-            bases,
-        }
-    }
-}
-
-/// What every part of a layer's sweep reads.
-#[derive(Clone, Copy)]
-struct Sweep<'a> {
-    plan: &'a RunPlan,
-    level: &'a LevelRows,
-    moves: &'a LevelMoves,
-    /// The mirror image of the previous layer, every level up to this one.
-    mirror: &'a [i8],
-    /// Global index of the level's first board.
-    offset: usize,
-}
-
-/// Computes layer `t` of the rows `rows` of `level` into `out` (the boards
-/// from the first row's start on), from `mirror`, the mirror image of layer
-/// `t - 1` of every level up to this one (global indices); returns the
-/// changes from `previous` (layer `t - 1` of the same boards), numbered from
-/// `offset` (the level's first global index).
-fn sweep_rows(
-    sweep: &Sweep<'_>,
-    rows: std::ops::Range<usize>,
-    previous: &[i8],
-    out: &mut [i8],
-) -> PackedChanges {
-    let Sweep {
-        plan,
-        level,
-        moves,
-        mirror,
-        offset,
-    } = *sweep;
-    let first = level.starts[rows.start] as usize;
-    let mut changes = PackedChanges::default();
-    for row in rows {
-        let other = level.other[row] as usize;
-        let start = level.starts[row] as usize - first;
-        let out = &mut out[start..level.starts[row + 1] as usize - first];
-        let row_moves =
-            &moves.moves[moves.row_moves[row] as usize..moves.row_moves[row + 1] as usize];
-        if row_moves.is_empty() {
-            // No legal move: the mover scores their own seeds.
-            out.fill((level.seeds - other) as i8);
-        }
-        for (k, row_move) in row_moves.iter().enumerate() {
-            let list = &plan.lists[row_move.pattern as usize][other];
-            let bases = &moves.bases[row_move.first_base as usize..];
-            for run in &list.runs {
-                let len = run.len as usize;
-                let from = bases[run.slot as usize] as usize + run.dst as usize;
-                let source = &mirror[from..from + len];
-                let capture = run.capture as i8;
-                let out = &mut out[run.src as usize..run.src as usize + len];
-                // A legal move's runs cover the row: the first one sets it.
-                if k == 0 {
-                    for (o, &v) in out.iter_mut().zip(source) {
-                        *o = capture - v;
-                    }
-                } else {
-                    for (o, &v) in out.iter_mut().zip(source) {
-                        *o = (*o).max(capture - v);
-                    }
-                }
+            let sowing = plan.sowing(house, own[house]);
+            let list = &plan.lists[sowing.pattern][other as usize];
+            if list.illegal {
+                continue;
+            }
+            let mut after = own;
+            after[house] = 0;
+            for (a, &s) in after.iter_mut().zip(&sowing.own) {
+                *a += s;
+            }
+            program.moves.push(RowMove {
+                list: plan.list_ids[sowing.pattern][other as usize],
+                first_base: program.bases.len() as u32,
+            });
+            let mut captures = list.captures;
+            while captures != 0 {
+                let child_seeds = seeds - captures.trailing_zeros() as usize;
+                captures &= captures - 1;
+                let row_start = plan.boards.prefix_rank(child_seeds, &after) as usize;
+                let base = level_starts[child_seeds] + row_start;
+                program
+                    .bases
+                    .push(u32::try_from(base).expect("32-bit board indices"));
             }
         }
-        // Compared while the row is in cache.
-        let end = start + out.len();
-        changes.push_differences(offset + first + start, &previous[start..end], out);
+        program.row_moves.push(program.moves.len() as u32);
     }
-    changes
+    program
 }
 
 /// The changes from `old` to `new` (a level's layer starting at global index
@@ -546,16 +444,68 @@ fn record(lists: &mut Vec<PackedChanges>, turn: u32, changes: PackedChanges) {
     lists[at].append(changes);
 }
 
-/// Solves level `seeds` on top of `solved` (every level below it, with their
-/// mirror changes) for `1..=turn_limit` turns left. Records the level's
-/// mirror changes too when `keep_mirror` (a level above will need them).
-pub fn solve_level(
+/// Solves levels one at a time by run sweeps.
+pub struct RunSolver {
+    plan: RunPlan,
+    level_starts: Vec<usize>,
+    turn_limit: u32,
+    picker: KernelPicker,
+}
+
+impl RunSolver {
+    /// A solver for boards of up to `max_seeds` seeds and `1..=turn_limit`
+    /// turns left, sweeping with `kernel`.
+    pub fn new(max_seeds: u32, turn_limit: u32, kernel: KernelChoice) -> RunSolver {
+        RunSolver {
+            plan: RunPlan::new(max_seeds),
+            level_starts: BoardIndex::new(max_seeds).level_starts().to_vec(),
+            turn_limit,
+            picker: KernelPicker::new(kernel),
+        }
+    }
+
+    /// Bytes held by the precomputed runs.
+    pub fn heap_bytes(&self) -> usize {
+        self.plan.heap_bytes()
+    }
+
+    /// Solves level `seeds` on top of `solved` (every level below it, with
+    /// their mirror changes). Records the level's mirror changes too when
+    /// `keep_mirror` (a level above will need them).
+    pub fn solve_level(
+        &mut self,
+        seeds: u32,
+        solved: Solution,
+        keep_mirror: bool,
+        observer: impl FnMut(&TurnReport),
+    ) -> Solution {
+        let mut solution = solve_level(
+            &self.plan,
+            seeds,
+            &self.level_starts,
+            solved,
+            self.turn_limit,
+            keep_mirror,
+            &mut self.picker,
+            observer,
+        );
+        (solution.kernel, solution.kernel_trials) = self
+            .picker
+            .clone()
+            .outcome(solution.kernel, &solution.kernel_trials);
+        solution
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // the solver's fields, borrowed apart
+fn solve_level(
     plan: &RunPlan,
     seeds: u32,
     level_starts: &[usize],
     solved: Solution,
     turn_limit: u32,
     keep_mirror: bool,
+    picker: &mut KernelPicker,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
     let level = seeds as usize;
@@ -566,14 +516,14 @@ pub fn solve_level(
     let states = rows.states();
     assert_eq!(level_starts[level + 1] - offset, states);
     let start = Instant::now();
-    let moves = LevelMoves::new(plan, &rows, level_starts);
+    let program = compile(plan, &rows, level_starts);
     let mut solution = solved;
     let mut values = vec![0i8; states];
     let mut previous = vec![0i8; states];
     // Layer `turn - 1` mirrored, every level up to this one.
     let mut mirror = vec![0i8; offset + states];
     let mut next_mirror = vec![0i8; if keep_mirror { states } else { 0 }];
-    let ranges = rows.row_ranges(SWEEP_CHUNK_STATES);
+    let ranges = program.row_ranges(SWEEP_CHUNK_STATES);
     let mut last_change = 1;
     let mut turns = 0;
     for turn in 1..=turn_limit {
@@ -586,24 +536,29 @@ pub fn solve_level(
                 parts.push((range.clone(), part));
                 rest = tail;
             }
-            let sweep = Sweep {
-                plan,
-                level: &rows,
-                moves: &moves,
+            let sweep = RowSweep {
+                lists: &plan.run_lists,
+                program: &program,
                 mirror: &mirror,
-                offset,
+                first_state: offset,
             };
             let previous = &previous[..];
-            concatenate(
+            let (kernel, trial) = picker.pick(turn);
+            let sweep_start = Instant::now();
+            let changes = concatenate(
                 parts
                     .into_par_iter()
                     .map(|(range, out)| {
                         let from = rows.starts[range.start] as usize;
                         let previous = &previous[from..from + out.len()];
-                        sweep_rows(&sweep, range, previous, out)
+                        kernel.sweep_rows(&sweep, range, previous, out)
                     })
                     .collect(),
-            )
+            );
+            if let Some(trial) = trial {
+                picker.record(trial, states, sweep_start.elapsed());
+            }
+            changes
         };
         let lower_quiet = solution
             .changes

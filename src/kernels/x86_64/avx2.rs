@@ -10,8 +10,10 @@
 //!
 //! [`LAYER_PADDING`]: crate::kernels::LAYER_PADDING
 
-use crate::engine::{MoveCache, LANES};
+use crate::engine::{MoveCache, PackedChanges, LANES};
+use crate::kernels::rows::{self, PlainLoops, RowSweep};
 use std::arch::x86_64::*;
+use std::ops::Range;
 
 /// Blocks narrowed and stored together.
 const GROUP: usize = 4;
@@ -105,4 +107,21 @@ unsafe fn block_best<const MOVES: usize>(
         best = _mm256_max_epi32(best, score);
     }
     best
+}
+
+/// The row sweep (see [`crate::kernels::rows`]), compiled with AVX2: its
+/// byte loops become 32-byte `vpsubb`/`vpmaxsb`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2. (Everything else is checked: the sweep itself
+/// is safe code.)
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sweep_rows(
+    sweep: &RowSweep<'_>,
+    rows: Range<usize>,
+    previous: &[i8],
+    out: &mut [i8],
+) -> PackedChanges {
+    rows::sweep::<PlainLoops>(sweep, rows, previous, out)
 }
