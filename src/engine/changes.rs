@@ -48,6 +48,33 @@ impl LayerChanges {
     }
 }
 
+/// Boards compared at once by [`PackedChanges::push_differences`].
+const BLOCK: usize = 64;
+
+/// A bit per byte of the block where `old` and `new` differ.
+#[inline(always)]
+fn differing_bytes(old: &[i8; BLOCK], new: &[i8; BLOCK]) -> u64 {
+    let mut mask = 0u64;
+    for word in 0..BLOCK / 8 {
+        let bytes = |values: &[i8; BLOCK]| {
+            let bytes: [i8; 8] = values[word * 8..word * 8 + 8].try_into().unwrap();
+            u64::from_le_bytes(bytes.map(|b| b as u8))
+        };
+        let mut x = bytes(old) ^ bytes(new);
+        if x == 0 {
+            continue;
+        }
+        // Fold each byte onto its low bit, then gather the eight low bits.
+        x |= x >> 4;
+        x |= x >> 2;
+        x |= x >> 1;
+        x &= 0x0101_0101_0101_0101;
+        let gathered = x.wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= gathered << (word * 8);
+    }
+    mask
+}
+
 /// Changes between sync points of a [`PackedChanges`].
 pub const SYNC_EVERY: usize = 1024;
 
@@ -106,47 +133,60 @@ impl PackedChanges {
     /// (the values of boards `first_state..`), ascending. Compares eight
     /// boards at a time: most of a layer repeats the previous one.
     pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
-        const WORD: usize = 8;
-        const BLOCK: usize = 8 * WORD;
         assert_eq!(old.len(), new.len());
-        #[inline(always)]
-        fn word(bytes: &[i8], at: usize) -> u64 {
-            let bytes: [i8; WORD] = bytes[at..at + WORD].try_into().unwrap();
-            u64::from_le_bytes(bytes.map(|b| b as u8))
-        }
-        let mut push_word = |at: usize, mut differ: u64| {
-            while differ != 0 {
-                let byte = differ.trailing_zeros() as usize / 8;
-                differ &= !(0xff << (byte * 8));
-                self.push((first_state + at + byte) as u32, new[at + byte]);
-            }
-        };
-        // Whole blocks of 64 boards: one test each, as most are unchanged.
-        let blocks = old.len() / BLOCK;
-        for block in 0..blocks {
-            let (old, new) = (
-                &old[block * BLOCK..][..BLOCK],
-                &new[block * BLOCK..][..BLOCK],
-            );
-            let mut any = 0;
-            for at in (0..BLOCK).step_by(WORD) {
-                any |= word(old, at) ^ word(new, at);
-            }
-            if any != 0 {
-                for at in (0..BLOCK).step_by(WORD) {
-                    push_word(block * BLOCK + at, word(old, at) ^ word(new, at));
-                }
+        let whole = old.len() / BLOCK * BLOCK;
+        for start in (0..whole).step_by(BLOCK) {
+            let old: &[i8; BLOCK] = old[start..start + BLOCK].try_into().unwrap();
+            let new: &[i8; BLOCK] = new[start..start + BLOCK].try_into().unwrap();
+            let differ = differing_bytes(old, new);
+            if differ != 0 {
+                self.push_block(first_state + start, differ, new);
             }
         }
-        let words = old.len() / WORD;
-        for at in (blocks * BLOCK..words * WORD).step_by(WORD) {
-            push_word(at, word(old, at) ^ word(new, at));
-        }
-        for at in words * WORD..old.len() {
+        for at in whole..old.len() {
             if old[at] != new[at] {
                 self.push((first_state + at) as u32, new[at]);
             }
         }
+    }
+
+    /// Packs the boards of a block from `first_state` whose bits are set in
+    /// `differ`, with their values in `new`: encoded on the stack, appended
+    /// at once.
+    #[inline]
+    fn push_block(&mut self, first_state: usize, mut differ: u64, new: &[i8; BLOCK]) {
+        // A first gap of up to five bytes, then gaps under 64: one byte each.
+        let mut buffer = [0u8; 2 * BLOCK + 8];
+        let mut used = 0;
+        let mut next_base = self.next_base;
+        let count = differ.count_ones() as usize;
+        while differ != 0 {
+            let lane = differ.trailing_zeros() as usize;
+            differ &= differ - 1;
+            let state = (first_state + lane) as u64;
+            assert!(
+                state >= next_base && state <= u64::from(u32::MAX),
+                "changes are pushed in ascending order"
+            );
+            let mut gap = state - next_base;
+            while gap >= 0x80 {
+                buffer[used] = (gap & 0x7f) as u8 | 0x80;
+                used += 1;
+                gap >>= 7;
+            }
+            buffer[used] = gap as u8;
+            buffer[used + 1] = new[lane] as u8;
+            used += 2;
+            next_base = state + 1;
+        }
+        // A sync point before the block if one of its changes is a
+        // SYNC_EVERY-th: decoding may start at any change.
+        if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
+            self.sync.push((self.next_base, self.bytes.len()));
+        }
+        self.bytes.extend_from_slice(&buffer[..used]);
+        self.len += count;
+        self.next_base = next_base;
     }
 
     /// Appends `other`, packed separately (in parallel, say) from scratch,
@@ -348,13 +388,26 @@ mod tests {
         for at in [0, 7, 8, 9, 63, 64, 500, 999, 1000, 1002] {
             new[at] = -new[at] - 1;
         }
-        let mut packed = PackedChanges::default();
-        packed.push_differences(40, &old, &new);
-        let expected: Vec<(u32, i8)> = (0..old.len())
-            .filter(|&i| old[i] != new[i])
-            .map(|i| (40 + i as u32, new[i]))
-            .collect();
-        assert_eq!(packed.iter().collect::<Vec<_>>(), expected);
-        assert_eq!(expected.len(), 10);
+        // From state 40, and far on (gaps of several bytes between blocks).
+        for first in [40, 3_000_000] {
+            let mut packed = PackedChanges::default();
+            packed.push_differences(first, &old, &new);
+            packed.push_differences(first + 10_000_000, &old, &new);
+            let expected: Vec<(u32, i8)> = [first, first + 10_000_000]
+                .into_iter()
+                .flat_map(|from| {
+                    (0..old.len())
+                        .filter(|&i| old[i] != new[i])
+                        .map(move |i| ((from + i) as u32, new[i]))
+                })
+                .collect();
+            assert_eq!(packed.iter().collect::<Vec<_>>(), expected);
+            assert_eq!(expected.len(), 20);
+            let (start, end) = (first + 9_000_000, first + 10_000_501);
+            assert!(packed.within(start, end).eq(expected
+                .iter()
+                .copied()
+                .filter(|&(s, _)| (start..end).contains(&(s as usize)))));
+        }
     }
 }

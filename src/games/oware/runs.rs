@@ -325,18 +325,57 @@ impl LevelRows {
         let targets = &self.starts_by_sum[self.seeds - k];
         for first_column in (0..targets.len()).step_by(TILE) {
             let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
+            // 8 x 8 blocks in registers, then the ragged edges byte by byte.
+            let (full_rows, full_columns) = (sources.len() / 8 * 8, targets.len() / 8 * 8);
+            for i in (0..full_rows).step_by(8) {
+                for j in (0..full_columns).step_by(8) {
+                    let mut block = [0u64; 8];
+                    for (word, &source) in block.iter_mut().zip(&sources[i..i + 8]) {
+                        let at = source as usize + first_column + j;
+                        let bytes: [i8; 8] = values[at..at + 8].try_into().unwrap();
+                        *word = u64::from_le_bytes(bytes.map(|b| b as u8));
+                    }
+                    transpose_8x8(&mut block);
+                    for (&word, &target) in block.iter().zip(&targets[j..j + 8]) {
+                        let at = target as usize + first_row + i;
+                        // SAFETY: the eight bytes at `at` are row `target`'s
+                        // columns `first_row + i..+8`, all within it (rows
+                        // of sum `seeds - k` have a column per row of sum
+                        // k). Every (row, column) pair of the level is
+                        // visited by exactly one tile, and the flip is a
+                        // bijection, so no two writes share a byte.
+                        unsafe { out.write_u64(at, word) };
+                    }
+                }
+            }
             for (i, &source) in sources.iter().enumerate() {
-                let source = source as usize + first_column;
-                let source = &values[source..source + targets.len()];
-                for (&value, &target) in source.iter().zip(targets) {
+                let source = &values[source as usize + first_column..][..targets.len()];
+                let columns = if i < full_rows { full_columns } else { 0 };
+                for (&value, &target) in source[columns..].iter().zip(&targets[columns..]) {
                     let at = target as usize + first_row + i;
-                    // SAFETY: `at` is in bounds: a row of sum `seeds - k`
-                    // holds as many columns as there are rows of sum k.
-                    // Every (row, column) pair of the level is visited by
-                    // exactly one tile, and the flip is a bijection, so no
-                    // two writes, in this task or another, share a byte.
+                    // SAFETY: as above, for one byte.
                     unsafe { out.write(at, value) };
                 }
+            }
+        }
+    }
+}
+
+/// Transposes an 8 x 8 byte matrix held as eight little-endian rows:
+/// swaps 1-, 2- then 4-byte blocks across the diagonal.
+#[inline(always)]
+fn transpose_8x8(rows: &mut [u64; 8]) {
+    for (distance, mask) in [
+        (1, 0x00ff_00ff_00ff_00ffu64),
+        (2, 0x0000_ffff_0000_ffff),
+        (4, 0x0000_0000_ffff_ffff),
+    ] {
+        let shift = 8 * distance;
+        for i in 0..8 {
+            if i & distance == 0 {
+                let swap = ((rows[i] >> shift) ^ rows[i + distance]) & mask;
+                rows[i + distance] ^= swap;
+                rows[i] ^= swap << shift;
             }
         }
     }
@@ -357,6 +396,14 @@ impl SharedBytes {
     unsafe fn write(self, at: usize, value: i8) {
         // SAFETY: as the caller promises.
         unsafe { *self.0.add(at) = value };
+    }
+
+    /// # Safety
+    /// As for [`Self::write`], for the eight bytes from `at`.
+    #[inline(always)]
+    unsafe fn write_u64(self, at: usize, word: u64) {
+        // SAFETY: as the caller promises; no alignment is needed.
+        unsafe { self.0.add(at).cast::<u64>().write_unaligned(word.to_le()) };
     }
 }
 
