@@ -393,14 +393,12 @@ mod tests {
             let mut packed = PackedChanges::default();
             packed.push_differences(first, &old, &new);
             packed.push_differences(first + 10_000_000, &old, &new);
-            let expected: Vec<(u32, i8)> = [first, first + 10_000_000]
-                .into_iter()
-                .flat_map(|from| {
-                    (0..old.len())
-                        .filter(|&i| old[i] != new[i])
-                        .map(move |i| ((from + i) as u32, new[i]))
-                })
-                .collect();
+            let mut expected: Vec<(u32, i8)> = Vec::new();
+            for from in [first, first + 10_000_000] {
+                for i in (0..old.len()).filter(|&i| old[i] != new[i]) {
+                    expected.push(((from + i) as u32, new[i]));
+                }
+            }
             assert_eq!(packed.iter().collect::<Vec<_>>(), expected);
             assert_eq!(expected.len(), 20);
             let (start, end) = (first + 9_000_000, first + 10_000_501);
