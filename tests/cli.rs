@@ -550,3 +550,28 @@ fn resume_without_a_checkpoint_starts_from_scratch() {
     assert!(text(&run.stderr).contains("no checkpoint at"));
     assert!(out.exists());
 }
+
+#[test]
+fn run_sweeps_refuse_all_levels_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.book");
+    let result = endbook(&generate_args(
+        "5",
+        &out,
+        &["--sweep", "runs", "--all-levels-at-once"],
+    ));
+    assert_eq!(result.status.code(), Some(2));
+    assert!(text(&result.stderr).contains("one level at a time"));
+    assert!(!out.exists());
+    // Without --sweep, all levels at once sweeps by hybrid: the same book.
+    let at_once = dir.path().join("at-once.book");
+    let by_runs = dir.path().join("runs.book");
+    for (path, extra) in [(&at_once, vec!["--all-levels-at-once"]), (&by_runs, vec![])] {
+        let result = endbook(&generate_args("6", path, &extra));
+        assert!(result.status.success(), "{}", text(&result.stderr));
+    }
+    assert_eq!(
+        std::fs::read(at_once).unwrap(),
+        std::fs::read(by_runs).unwrap()
+    );
+}

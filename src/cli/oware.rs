@@ -74,9 +74,9 @@ pub struct GenerateArgs {
     /// time). With a child cache: `dense` recomputes every board, `frontier`
     /// only boards with a child that changed in the previous layer, `hybrid`
     /// dense while many values change and frontier after. All give identical
-    /// books.
-    #[arg(long, value_enum, default_value = "hybrid")]
-    sweep: SweepArg,
+    /// books. Default: runs (hybrid with --all-levels-at-once).
+    #[arg(long, value_enum)]
+    sweep: Option<SweepArg>,
     /// Add levels to an existing book: its levels are taken over as they are
     /// and only the seed counts above its own up to --max-seeds are solved.
     /// The turn limit must match.
@@ -323,17 +323,22 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(available)
         )));
     }
-    if args.all_levels_at_once && matches!(args.sweep, SweepArg::Runs) {
-        return Err(CliError::Input(
-            "--all-levels-at-once needs a cache-based sweep (dense, frontier or hybrid): run sweeps solve one level at a time".into(),
-        ));
-    }
+    let sweep = match (args.sweep, args.all_levels_at_once) {
+        (Some(SweepArg::Runs), true) => {
+            return Err(CliError::Input(
+                "--all-levels-at-once needs a cache-based sweep (dense, frontier or hybrid): run sweeps solve one level at a time".into(),
+            ))
+        }
+        (Some(sweep), _) => sweep,
+        (None, true) => SweepArg::Hybrid,
+        (None, false) => SweepArg::Runs,
+    };
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
         kernel: args.kernel.choice()?,
         movegen: args.movegen.movegen()?,
-        mode: args.sweep.mode(),
+        mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
     };
     let checkpoint = checkpoint_path(&out);
@@ -394,7 +399,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 report.turn,
                 report.turn_limit,
                 report.changed_states,
-                report.frontier,
+                match options.mode {
+                    SweepMode::Runs => "runs",
+                    _ if report.frontier => "frontier",
+                    _ => "dense",
+                },
             );
         }
         GenerateProgress::LevelDone { seeds, generated } => {

@@ -66,9 +66,9 @@ impl LevelProgress {
         }
     }
 
-    /// A layer of `levels` (e.g. "level 12", "levels 0-12") was swept.
-    pub fn turn(&mut self, levels: &str, turn: u32, turn_limit: u32, changed: u64, frontier: bool) {
-        let mode = if frontier { "frontier" } else { "dense" };
+    /// A layer of `levels` (e.g. "level 12", "levels 0-12") was swept, in
+    /// `mode` (how: "runs", "dense", "frontier").
+    pub fn turn(&mut self, levels: &str, turn: u32, turn_limit: u32, changed: u64, mode: &str) {
         if !self.terminal {
             self.lines.update(|| {
                 format!("{levels}: turn {turn}/{turn_limit} ({mode}), changed {changed}")

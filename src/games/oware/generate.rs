@@ -25,11 +25,13 @@ pub struct GenerateOptions {
     pub kernel: KernelChoice,
     /// Move generator for the child cache.
     pub movegen: MoveGen,
-    /// Dense, frontier or hybrid sweeps (identical books).
+    /// Run sweeps (the default), or dense, frontier or hybrid sweeps over a
+    /// child cache (identical books).
     pub mode: SweepMode,
     /// Solve one seed level at a time, each after the levels below it, with
     /// the child cache of that level alone in memory (the default); or every
-    /// level in one pass (identical books).
+    /// level in one pass (identical books). Run sweeps always solve one level
+    /// at a time.
     pub level_by_level: bool,
 }
 
@@ -41,7 +43,7 @@ impl GenerateOptions {
             turn_limit: DEFAULT_TURN_LIMIT,
             kernel: KernelChoice::Auto,
             movegen: MoveGen::auto(),
-            mode: SweepMode::Hybrid,
+            mode: SweepMode::Runs,
             level_by_level: true,
         }
     }
