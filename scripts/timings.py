@@ -4,9 +4,9 @@
 Runs, in one go on this machine:
   1. `cargo bench --bench kernels --bench probe` (kernel sweeps, movegens and
      book lookups on the 12-seed data);
-  2. `endbook oware generate` for N = 9..12: every kernel (and auto) on dense
-     sweeps, on 1 thread and on all threads; frontier and hybrid sweeps; each
-     movegen; REPEAT times each;
+  2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
+     sweeps (the default) and on dense sweeps, on 1 thread and on all
+     threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
   3. the article's C++ program for N = 9 (compiled with g++ -O3 -march=native
      from the path given; never copied into the project), REPEAT times, and
      with --enlarged, its enlarged version at -DNSEEDS=12 (the article's
@@ -111,6 +111,8 @@ def main():
         configs = []
         for n in seeds:
             for threads in sorted({1, threads_all}):
+                for kernel in ["auto", "scalar", "portable", "avx2"]:
+                    configs.append((n, kernel, "auto", "runs", threads))
                 for kernel in ["auto", "scalar", "portable", "avx2"]:
                     configs.append((n, kernel, "auto", "dense", threads))
                 for sweep in ["frontier", "hybrid"]:
