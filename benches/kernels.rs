@@ -4,6 +4,9 @@
 //! - `sweep/<kernel>`: one dense layer update over all 2,704,156 boards, on
 //!   one thread (the kernel alone) and on all threads (as the generator runs it);
 //!   throughput in state updates.
+//! - `rows/<kernel>`: one run sweep of the 12-seed level (1,352,078 boards)
+//!   from the mirror image of layer 20, as the default generator sweeps it;
+//!   throughput in state updates.
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
 //!
@@ -14,8 +17,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use endbook::engine::{MoveCache, LANES};
 use endbook::games::oware::generate::build_cache;
 use endbook::games::oware::movegen::GeneratedMove;
+use endbook::games::oware::runs::{LevelRows, RunSolver};
 use endbook::games::oware::{Board, BoardIndex, MoveGen};
-use endbook::kernels::{Kernel, LAYER_PADDING};
+use endbook::kernels::rows::RowSweep;
+use endbook::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Duration;
@@ -47,6 +52,7 @@ fn kernels(c: &mut Criterion) {
     }
     let mut expected = vec![0i8; len];
     sweep_serial(Kernel::scalar(), &cache, &prev, &mut expected);
+    rows(c, &index, &prev, &expected);
 
     let mut group = c.benchmark_group("sweep");
     group.throughput(Throughput::Elements(len as u64));
@@ -63,6 +69,72 @@ fn kernels(c: &mut Criterion) {
             });
             assert!(out == expected, "{kernel} ({mode}) computed a wrong layer");
         }
+    }
+    group.finish();
+}
+
+/// The run sweep of the top level from layer 20 (`layer`, every board),
+/// checked against the cache kernels' layer 21 (`expected`).
+fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
+    let starts = index.level_starts();
+    let mut mirror = vec![0i8; index.states()];
+    for seeds in 0..=SEEDS {
+        let range = starts[seeds as usize]..starts[seeds as usize + 1];
+        LevelRows::new(seeds).transpose(&layer[range.clone()], &mut mirror[range]);
+    }
+    let solver = RunSolver::new(SEEDS, 200, KernelChoice::Fixed(Kernel::scalar()));
+    let program = solver.compile_level(SEEDS);
+    let level = starts[SEEDS as usize]..starts[SEEDS as usize + 1];
+    let sweep = RowSweep {
+        lists: solver.run_lists(),
+        program: &program,
+        mirror: &mirror,
+        first_state: level.start,
+    };
+    let previous = &layer[level.clone()];
+    let ranges = program.row_ranges(1 << 15);
+    let serial = |kernel: Kernel, out: &mut [i8]| {
+        kernel.sweep_rows(&sweep, 0..program.rows(), previous, out)
+    };
+    let parallel = |kernel: Kernel, out: &mut [i8]| {
+        let mut parts = Vec::new();
+        let mut rest = out;
+        for range in &ranges {
+            let start = program.row_starts[range.start] as usize;
+            let len = program.row_starts[range.end] as usize - start;
+            let (part, tail) = rest.split_at_mut(len);
+            parts.push((range.clone(), start, part));
+            rest = tail;
+        }
+        parts
+            .into_par_iter()
+            .map(|(range, start, out)| {
+                kernel.sweep_rows(&sweep, range, &previous[start..start + out.len()], out)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut group = c.benchmark_group("rows");
+    group.throughput(Throughput::Elements(level.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    for kernel in Kernel::available() {
+        let mut out = vec![0i8; level.len()];
+        group.bench_function(BenchmarkId::new(kernel.name(), "1-thread"), |b| {
+            b.iter(|| black_box(serial(kernel, &mut out)))
+        });
+        assert!(
+            out == expected[level.clone()],
+            "{kernel} rows: a wrong layer"
+        );
+        let mut out = vec![0i8; level.len()];
+        group.bench_function(BenchmarkId::new(kernel.name(), "all-threads"), |b| {
+            b.iter(|| black_box(parallel(kernel, &mut out)))
+        });
+        assert!(
+            out == expected[level.clone()],
+            "{kernel} rows (all threads): a wrong layer"
+        );
     }
     group.finish();
 }

@@ -71,7 +71,7 @@ def run_benches():
     subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
     rows = []
-    for group in ["sweep", "movegen", "probe"]:
+    for group in ["sweep", "rows", "movegen", "probe"]:
         for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
             bench_dir = estimates.parent
             name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
@@ -193,13 +193,15 @@ def main():
                              f"{r['peak_rss_mb']:.1f}", ""])
         for b in bench_rows:
             parts = b["name"].split("/")
-            kernel = parts[0] if b["group"] == "sweep" else "-"
+            sweeps = b["group"] in ("sweep", "rows")
+            kernel = parts[0] if sweeps else "-"
             movegen = parts[0] if b["group"] == "movegen" else "-"
-            threads = (1 if parts[1] == "1-thread" else threads_all) if b["group"] == "sweep" else 1
+            threads = (1 if parts[1] == "1-thread" else threads_all) if sweeps else 1
             if b["group"] == "probe":
                 kernel = f"book encoding {parts[0]}"
             rate = b["elements"] / b["median"] if b["elements"] else ""
-            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, "dense", threads, 12,
+            sweep = "runs" if b["group"] == "rows" else "dense"
+            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, 12,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
                              f"{rate:.4g}" if rate else ""])
 

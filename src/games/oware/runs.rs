@@ -516,6 +516,16 @@ impl RunSolver {
         self.plan.heap_bytes()
     }
 
+    /// The run lists every level's row program refers to.
+    pub fn run_lists(&self) -> &RunLists {
+        &self.plan.run_lists
+    }
+
+    /// Level `seeds` compiled into a row program (what each of its turns sweeps).
+    pub fn compile_level(&self, seeds: u32) -> RowProgram {
+        compile(&self.plan, &LevelRows::new(seeds), &self.level_starts)
+    }
+
     /// Solves level `seeds` on top of `solved` (every level below it, with
     /// their mirror changes). Records the level's mirror changes too when
     /// `keep_mirror` (a level above will need them).
