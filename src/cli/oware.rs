@@ -441,6 +441,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 }
                 checkpoint_time += write_start.elapsed();
             }
+            // Encoded, the levels' changes are needed no more: run sweeps read
+            // the lower levels' mirror changes alone.
+            if options.mode == SweepMode::Runs {
+                generated.solution.forget_changes(seeds as usize + 1);
+            }
         }
     });
     let solve_time = start.elapsed();

@@ -216,6 +216,15 @@ impl PackedChanges {
         self.next_base = other.next_base;
     }
 
+    /// Drops the changes of states below `state`.
+    pub fn drop_below(&mut self, state: usize) {
+        let mut kept = PackedChanges::default();
+        for (s, value) in self.within(state, usize::MAX) {
+            kept.push(s, value);
+        }
+        *self = kept;
+    }
+
     /// Appends every change of `changes` (all above the states pushed before).
     pub fn extend(&mut self, changes: &LayerChanges) {
         for (&state, &value) in changes.states.iter().zip(&changes.values) {
@@ -379,6 +388,26 @@ mod tests {
         ] {
             assert!(pieces.within(start, end).eq(packed.within(start, end)));
         }
+    }
+
+    #[test]
+    fn dropping_keeps_the_changes_above() {
+        let mut packed = PackedChanges::default();
+        let states: Vec<u32> = (0..3000).map(|i| i * i % 7919 + i * 8000).collect();
+        for &state in &states {
+            packed.push(state, (state % 100) as i8);
+        }
+        let cut = states[1234] as usize;
+        packed.drop_below(cut);
+        let kept: Vec<(u32, i8)> = states[1234..]
+            .iter()
+            .map(|&s| (s, (s % 100) as i8))
+            .collect();
+        assert_eq!(packed.iter().collect::<Vec<_>>(), kept);
+        assert!(packed.within(cut + 9000, cut + 90_000).eq(kept
+            .iter()
+            .copied()
+            .filter(|&(s, _)| (cut + 9000..cut + 90_000).contains(&(s as usize)))));
     }
 
     #[test]

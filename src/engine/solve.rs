@@ -254,6 +254,9 @@ pub struct Solution {
     pub mirrored: Vec<PackedChanges>,
     /// How many levels, from level 0, `mirrored` covers.
     pub mirrored_levels: usize,
+    /// How many levels, from level 0, have had their changes dropped from
+    /// `changes` (see [`Solution::forget_changes`]).
+    pub forgotten_levels: usize,
     /// Layers swept before every level closed or the turn limit was reached.
     pub turns_swept: u32,
     /// Of those, layers swept by frontier.
@@ -277,6 +280,7 @@ impl Solution {
             changes: Vec::new(),
             mirrored: Vec::new(),
             mirrored_levels: 0,
+            forgotten_levels: 0,
             turns_swept: 0,
             frontier_turns: 0,
             state_updates: 0,
@@ -286,9 +290,35 @@ impl Solution {
         }
     }
 
+    /// Drops the changes of levels `0..levels` from [`Solution::changes`],
+    /// keeping their summaries and mirror changes: for a generator that has
+    /// stored those levels elsewhere (a book being written) and solves the
+    /// levels above by run sweeps, which read only mirror changes. Their
+    /// values can no longer be replayed from this solution.
+    pub fn forget_changes(&mut self, levels: usize) {
+        assert!(levels < self.level_starts.len());
+        if levels <= self.forgotten_levels {
+            return;
+        }
+        let below = self.level_starts[levels];
+        self.changes
+            .par_iter_mut()
+            .for_each(|changes| changes.drop_below(below));
+        self.forgotten_levels = levels;
+    }
+
+    /// Panics unless the changes of states `start..` are still held.
+    fn assert_held(&self, start: usize) {
+        assert!(
+            start >= self.level_starts[self.forgotten_levels],
+            "the changes of these levels were dropped"
+        );
+    }
+
     /// Level `level`'s layers `1..=last_change`, each `states` values, layer-major.
     pub fn level_layers(&self, level: usize) -> Vec<i8> {
         let (start, end) = (self.level_starts[level], self.level_starts[level + 1]);
+        self.assert_held(start);
         let states = end - start;
         let layers = self.levels[level].last_change as usize;
         let mut out = vec![0i8; states * layers];
@@ -306,6 +336,7 @@ impl Solution {
     /// `start + i`, `turns[offsets[i]..offsets[i + 1]]` and the same range of
     /// `values`, turns ascending.
     pub fn changes_by_state(&self, start: usize, end: usize) -> StateChanges {
+        self.assert_held(start);
         let mut offsets = vec![0usize; end - start + 1];
         for changes in &self.changes {
             for (state, _) in changes.within(start, end) {
@@ -336,6 +367,7 @@ impl Solution {
     /// The value of global state `state` with `turns_left` turns left, by replay
     /// (for tests; books answer lookups directly).
     pub fn value(&self, state: usize, turns_left: u32) -> i8 {
+        self.assert_held(state);
         let turns = (turns_left as usize).min(self.changes.len());
         let mut value = 0;
         for changes in &self.changes[..turns] {
@@ -510,6 +542,7 @@ pub fn solve<const MOVES: usize>(
         changes: all_changes,
         mirrored: Vec::new(),
         mirrored_levels: 0,
+        forgotten_levels: 0,
         turns_swept: turns_swept.max(solved.turns_swept),
         frontier_turns: frontier_turns + solved.frontier_turns,
         state_updates: state_updates + solved.state_updates,

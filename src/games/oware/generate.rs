@@ -110,8 +110,10 @@ pub enum Progress<'a> {
     LevelDone {
         /// The highest level solved.
         seeds: u32,
-        /// The book so far (`options.max_seeds` is `seeds`).
-        generated: &'a Generated,
+        /// The book so far (`options.max_seeds` is `seeds`). An observer
+        /// that stores the new levels elsewhere may drop their changes
+        /// ([`Solution::forget_changes`]) when sweeping by runs.
+        generated: &'a mut Generated,
     },
 }
 
@@ -206,7 +208,7 @@ pub fn extend(
         };
         observer(Progress::LevelDone {
             seeds: last,
-            generated: &generated,
+            generated: &mut generated,
         });
     }
     generated
@@ -243,7 +245,7 @@ fn extend_by_runs(
         };
         observer(Progress::LevelDone {
             seeds,
-            generated: &generated,
+            generated: &mut generated,
         });
     }
     generated

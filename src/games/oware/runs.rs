@@ -617,8 +617,9 @@ fn solve_level(
             }
             changes
         };
+        // (The mirror changes: the levels below may have dropped their others.)
         let lower_quiet = solution
-            .changes
+            .mirrored
             .get(turn as usize - 1)
             .is_none_or(|c| c.is_empty());
         // The lower levels' mirror from layer `turn - 1` to `turn`.
@@ -685,6 +686,10 @@ fn solve_level(
 /// Derives the mirror changes of the solved levels that lack them, by
 /// replaying each level's layers and transposing them.
 pub fn derive_mirror(solution: &mut Solution) {
+    assert!(
+        solution.forgotten_levels <= solution.mirrored_levels,
+        "the changes to mirror were dropped"
+    );
     for level in solution.mirrored_levels..solution.levels.len() {
         let rows = LevelRows::new(level as u32);
         let (start, end) = (
