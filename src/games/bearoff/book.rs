@@ -31,7 +31,8 @@ const SCALE: f64 = 65535.0;
 
 /// A 16-bit code for a probability in `[0, 1]`.
 pub fn encode_probability(p: f64) -> u16 {
-    (p.clamp(0.0, 1.0) * SCALE).round() as u16
+    // Rounds half up; `as` truncates the non-negative sum (no libm call).
+    (p.clamp(0.0, 1.0) * SCALE + 0.5) as u16
 }
 
 /// A 16-bit code for an equity in `[-1, 1]`.
