@@ -333,9 +333,10 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
 }
 
 fn describe(side: &Side) -> String {
+    let checkers = side.checkers();
+    let plural = if checkers == 1 { "" } else { "s" };
     format!(
-        "{side}   ({} checkers, {} pips)",
-        side.checkers(),
+        "{side}   ({checkers} checker{plural}, {} pips)",
         side.pips()
     )
 }
@@ -355,10 +356,9 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
         println!("  cube centred        {:+.6}", cube.centred);
         println!("  O owns the cube     {:+.6}", cube.opponent_owns);
         println!(
-            "  X doubles           {:+.6}   (O {}: {:+.6} if O takes)",
-            cube.double(),
-            if cube.pass() { "passes" } else { "takes" },
-            2.0 * cube.opponent_owns
+            "  X doubles, O takes  {:+.6}   (O {} a double; a pass gives X +1)",
+            2.0 * cube.opponent_owns,
+            if cube.pass() { "passes" } else { "takes" }
         );
         let action = |action: CubeAction, verb: &str| match action {
             CubeAction::NoDouble => format!("no {verb}"),
