@@ -116,6 +116,10 @@ pub struct EvalArgs {
     /// Start even when the memory estimate exceeds the memory available.
     #[arg(long)]
     ignore_memory_check: bool,
+    /// P(win) only, without cube values: 4 bytes a pair instead of 32, for
+    /// positions whose reachable pairs are too many for the cubeful solve.
+    #[arg(long)]
+    cubeless: bool,
 }
 
 #[derive(Args)]
@@ -135,11 +139,14 @@ pub fn run(command: Command) -> Result<(), CliError> {
 }
 
 /// Solve speed on the project's 2-core AMD EPYC (Zen 3), avx2 kernel,
-/// 2 threads: result reads (one opponent's value of one result) per second,
-/// fitted to 8- to 12-checker runs.
-const READS_PER_SECOND: [f64; 2] = [2.0e9, 0.5e9];
-/// Time to list the sides and results, per side.
-const UNIVERSE_SECONDS_PER_SIDE: f64 = 2e-5;
+/// 2 threads, in result reads (one opponent's value of one result) per
+/// second: cubeless 3.3e9 at 12 checkers and 3.5e9 at 13, cubeful 6.8e8 at
+/// 10; the estimate takes a little less for larger tables.
+const READS_PER_SECOND: [f64; 2] = [3.0e9, 6.0e8];
+/// Time to list the sides and results, per side (0.67 s for 27,132 sides).
+const UNIVERSE_SECONDS_PER_SIDE: f64 = 2.5e-5;
+/// Narrowing to 16 bits and writing the book, bytes per second (1.47 GB in 5.4 s).
+const WRITE_BYTES_PER_SECOND: f64 = 2.7e8;
 
 fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     if !(1..=MAX_CHECKERS).contains(&args.checkers) {
@@ -172,7 +179,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         let universe = Universe::full(args.checkers);
         let reads = universe.total_children() as f64 * universe.slots() as f64;
         let seconds = universe.positions() as f64 * UNIVERSE_SECONDS_PER_SIDE
-            + reads / READS_PER_SECOND[usize::from(args.cube)] * 2.0 / threads as f64;
+            + reads / READS_PER_SECOND[usize::from(args.cube)] * 2.0 / threads as f64
+            + options.book_bytes() as f64 / WRITE_BYTES_PER_SECOND;
         println!(
             "sides         {} per player (0..={} checkers), {} pairs with padding",
             grouped(universe.positions() as u64),
@@ -302,7 +310,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let threads = configure_threads(args.threads)?;
     let plan = Plan::new(&position.x, &position.o);
     check_memory(
-        plan.table_bytes(),
+        plan.table_bytes(!args.cubeless),
         available_memory(),
         args.ignore_memory_check,
         || {
@@ -317,7 +325,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let kernel = KernelArg::Auto.kernel()?;
     let mut progress = WorkProgress::new("pairs");
-    let evaluation = Evaluation::solve(plan, kernel, |p: Progress| {
+    let evaluation = Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
         progress.update(p.pairs_done, p.pairs, || {
             format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
         })

@@ -5,15 +5,17 @@
 //! reachable from `X` and from `O`. The evaluator builds those two universes
 //! and solves them with the table generator ([`solve`]): every pair of a
 //! mover from one universe against an opponent from the other, in both
-//! directions, in `f64`, cubeless and cubeful. When the two universes are
+//! directions: cubeful in `f64` (32 bytes a pair), or P(win) alone in the
+//! cubeless tables' fixed point (4 bytes a pair). When the two universes are
 //! alike (one side's reachable set is at most twice the other's), their union
 //! is solved as one square table instead, which costs no more memory and
 //! half the bookkeeping. Every value is exact to rounding; nothing is evicted.
 
-use super::book::{CubeEquities, Entry, Lookup, ProbeError};
+use super::book::{Entry, Lookup, ProbeError};
 use super::side::Side;
-use super::solve::{cubeful, solve, table_index, Cubeful, Progress};
+use super::solve::{solve, Cubeful, Cubeless, Progress};
 use super::universe::Universe;
+use super::Table;
 use crate::kernels::Kernel;
 
 /// The universes an evaluation of (`mover`, `opponent`) solves.
@@ -55,23 +57,35 @@ impl Plan {
         }
     }
 
-    /// Bytes the tables take (four `f64` per pair).
-    pub fn table_bytes(&self) -> u64 {
-        self.pairs() * 4 * 8
+    /// Bytes the tables take: four `f64` per pair with the cube, one `u32` without.
+    pub fn table_bytes(&self, cube: bool) -> u64 {
+        self.pairs() * if cube { 32 } else { 4 }
     }
 }
 
 /// A solved evaluation: the values of every pair the game can visit.
 pub struct Evaluation {
     plan: Plan,
-    first: Vec<f64>,
-    second: Option<Vec<f64>>,
+    first: Table,
+    second: Option<Table>,
 }
 
 impl Evaluation {
-    /// Solves `plan`.
-    pub fn solve(plan: Plan, kernel: Kernel, progress: impl FnMut(Progress)) -> Evaluation {
-        let (first, second) = solve::<Cubeful>(kernel, &plan.first, plan.second.as_ref(), progress);
+    /// Solves `plan`, with cubeful equities or P(win) alone.
+    pub fn solve(
+        plan: Plan,
+        cube: bool,
+        kernel: Kernel,
+        progress: impl FnMut(Progress),
+    ) -> Evaluation {
+        let second = plan.second.as_ref();
+        let (first, second) = if cube {
+            let (first, second) = solve::<Cubeful>(kernel, &plan.first, second, progress);
+            (Table::Cubeful(first), second.map(Table::Cubeful))
+        } else {
+            let (first, second) = solve::<Cubeless>(kernel, &plan.first, second, progress);
+            (Table::Cubeless(first), second.map(Table::Cubeless))
+        };
         Evaluation {
             plan,
             first,
@@ -112,14 +126,6 @@ impl Lookup for Evaluation {
                 opponent: *opponent,
             });
         };
-        let value = |k| table[table_index(opponents, 4, m, o, k)];
-        Ok(Entry {
-            win: value(cubeful::WIN),
-            cube: Some(CubeEquities {
-                owned: value(cubeful::OWNED),
-                centred: value(cubeful::CENTRED),
-                opponent_owns: value(cubeful::OPPONENT_OWNS),
-            }),
-        })
+        Ok(table.entry(opponents, m, o))
     }
 }

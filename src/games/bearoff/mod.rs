@@ -172,8 +172,14 @@ impl Lookup for Generated {
             })
         };
         let (m, o) = (slot(mover)?, slot(opponent)?);
-        let slots = self.universe.slots();
-        Ok(match &self.table {
+        Ok(self.table.entry(self.universe.slots(), m, o))
+    }
+}
+
+impl Table {
+    /// The values of slot pair (`m`, `o`) in a table with `slots` opponent slots.
+    fn entry(&self, slots: usize, m: usize, o: usize) -> Entry {
+        match self {
             Table::Cubeless(table) => Entry {
                 win: book::fixed_to_probability(table[solve::table_index(slots, 1, m, o, 0)]),
                 cube: None,
@@ -189,6 +195,6 @@ impl Lookup for Generated {
                     }),
                 }
             }
-        })
+        }
     }
 }
