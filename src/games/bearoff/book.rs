@@ -11,7 +11,7 @@
 //! `e` in `[-1, 1]` as `round((e + 1) / 2 * 65535)` (gnubg's 16-bit scale).
 //! Decoded values are within 0.5/65535 = 7.7e-6 of the generator's for
 //! probabilities and 1/65535 = 1.6e-5 for equities; the generator's own
-//! values are exact to about 1e-8 (see [`super::solve`]). The full 15-checker
+//! values are within 1.1e-8 (see [`super::solve`]). The full 15-checker
 //! cubeless book is 5.9 GB against 11.8 GB for `f32`.
 
 use super::dice::{plays, Play, Roll};
