@@ -153,9 +153,10 @@ def read_endbook(path):
     return checkers, slots, struct.unpack_from(f"<{slots * slots * 4}H", data, offset)
 
 
-def compare(workdir, checkers):
-    n, theirs = read_gnubg(gnubg_database(workdir, checkers), checkers)
-    book_checkers, book_slots, ours = read_endbook(endbook_book(workdir, checkers))
+def compare(gnubg_path, book_path, checkers):
+    """Every pair's four values: (pairs, worst (difference, pair) per value, mean per value)."""
+    n, theirs = read_gnubg(gnubg_path, checkers)
+    book_checkers, book_slots, ours = read_endbook(book_path)
     assert book_checkers == checkers
     slots, slot_count = endbook_slots(checkers)
     assert slot_count == book_slots, (slot_count, book_slots)
@@ -193,7 +194,9 @@ def run_check(args):
     print("| table | pairs | value (as equity) | max abs difference | mean abs difference | at (X to move; O) |")
     print("|---|---|---|---|---|---|")
     for checkers in args.checkers:
-        pairs, worst, mean = compare(workdir, checkers)
+        pairs, worst, mean = compare(
+            gnubg_database(workdir, checkers), endbook_book(workdir, checkers), checkers
+        )
         for k, kind in enumerate(KINDS):
             diff, where = worst[k]
             at = "" if where is None else f"{' '.join(map(str, where[0]))}; {' '.join(map(str, where[1]))}"
@@ -235,7 +238,11 @@ def run_bench(args):
     print()
     print(f"makebearoff / endbook: {theirs / ours:.0f}x ({os.cpu_count()} cores, "
           f"endbook on all of them, makebearoff single-threaded)")
-    return 0
+    # The timed runs must also agree: every entry within the tolerance.
+    _, worst, _ = compare(workdir / "bench-6x8.bd", workdir / "bench-8-cube.book", 8)
+    largest = max(diff for diff, _ in worst)
+    print(f"the two timed outputs agree on every entry within {largest:.2e}")
+    return 0 if largest <= args.tolerance else 1
 
 
 def main():
@@ -249,6 +256,7 @@ def main():
     bench = sub.add_parser("bench", help="time makebearoff -t 6x8 against endbook")
     bench.add_argument("--repeat", type=int, default=5, help="endbook runs")
     bench.add_argument("--gnubg-repeat", type=int, default=1, help="makebearoff runs (6 min each)")
+    bench.add_argument("--tolerance", type=float, default=2e-4)
     args = parser.parse_args()
     return run_check(args) if args.command == "check" else run_bench(args)
 
