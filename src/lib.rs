@@ -5,7 +5,8 @@
 //! a validated, memory-mapped book, and looks positions up.
 //!
 //! The crate is laid out by concern:
-//! - [`games`]: each game's rules, indexing and book interpretation ([`games::oware`]);
+//! - [`games`]: each game's rules, indexing and book interpretation ([`games::oware`],
+//!   [`games::bearoff`]);
 //! - [`index`]: combinatorial ranking shared by the games;
 //! - [`engine`]: the generator, layered sweeps over a precomputed child cache;
 //! - [`kernels`]: the layer-update kernels the engine dispatches to;

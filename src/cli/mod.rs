@@ -4,6 +4,7 @@
 //! that are missing, foreign or corrupt), 1 when the work itself fails (for
 //! example a full disk). Errors go to stderr as one line, `endbook: ...`.
 
+mod bearoff;
 mod oware;
 mod progress;
 
@@ -28,6 +29,9 @@ enum Game {
     /// Oware Abapa (CodinGame rules): net score with perfect play.
     #[command(subcommand)]
     Oware(oware::Command),
+    /// Backgammon bear-offs: exact two-sided tables, P(win) and cubeful money equities.
+    #[command(subcommand)]
+    Bearoff(bearoff::Command),
 }
 
 /// A failed command: what to print and how to exit.
@@ -51,6 +55,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.game {
         Game::Oware(command) => oware::run(command),
+        Game::Bearoff(command) => bearoff::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -108,3 +108,62 @@ impl LevelProgress {
         }
     }
 }
+
+/// Progress of one long computation counted in units of work: an indicatif
+/// bar with the rate and time left on a terminal, a line every few seconds
+/// on a log.
+pub struct WorkProgress {
+    unit: &'static str,
+    bar: Option<indicatif::ProgressBar>,
+    lines: Progress,
+    terminal: bool,
+}
+
+impl WorkProgress {
+    /// Progress counted in `unit` (e.g. "pairs").
+    pub fn new(unit: &'static str) -> WorkProgress {
+        WorkProgress {
+            unit,
+            bar: None,
+            lines: Progress::new(),
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// `done` of `total` units are done; `message` says where.
+    pub fn update(&mut self, done: u64, total: u64, message: impl FnOnce() -> String) {
+        if !self.terminal {
+            let unit = self.unit;
+            self.lines.update(|| {
+                format!(
+                    "{}: {done}/{total} {unit} ({:.1}%)",
+                    message(),
+                    100.0 * done as f64 / total.max(1) as f64
+                )
+            });
+            return;
+        }
+        let unit = self.unit;
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(&format!(
+                    "[{{bar:30}}] {{percent:>3}}% of {{human_len}} {unit} {{msg}} (ETA {{eta}})"
+                ))
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        bar.set_position(done);
+        bar.set_message(message());
+    }
+
+    /// Clears the bar or line.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        self.lines.finish();
+    }
+}

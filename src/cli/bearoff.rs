@@ -1,0 +1,458 @@
+//! `endbook bearoff ...`: generate, probe, eval, info.
+
+use super::progress::WorkProgress;
+use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
+use clap::{Args, Subcommand, ValueEnum};
+use endbook::games::bearoff::{
+    generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
+    Plan, Progress, Roll, Side, Universe, MAX_CHECKERS,
+};
+use endbook::kernels::{Kernel, KernelKind};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Generate a book: every pair of sides with at most C checkers each.
+    ///
+    /// Stores P(win) for the player to move and, with --cube, the cubeful
+    /// money equities (cube at 1, no gammons) for the three cube states.
+    Generate(GenerateArgs),
+    /// Look a position up in a book: P(win), cubeful equities, cube action;
+    /// with --roll, every legal play ranked.
+    ///
+    /// A side is six checker counts on points 1 to 6, point 1 (next to bearing
+    /// off) first, e.g. "0 0 0 0 0 1" for one checker on the 6-point.
+    Probe(ProbeArgs),
+    /// Evaluate one position exactly without a book, solving only the
+    /// positions it can reach (any sides up to 15 checkers, memory allowing).
+    Eval(EvalArgs),
+    /// Show a book's header: checkers, values, sizes.
+    Info(InfoArgs),
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// Most checkers per side, 1 to 15.
+    #[arg(long, value_name = "C")]
+    checkers: usize,
+    /// Also compute the cubeful equities (four values per pair instead of one).
+    #[arg(long)]
+    cube: bool,
+    /// Book file to write [default: bearoff-C.book, bearoff-C-cube.book with --cube].
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "K")]
+    threads: Option<usize>,
+    /// Kernel: `auto` takes avx2 where the CPU has it, else portable; `scalar`
+    /// is the plain-loop oracle. All give identical books.
+    #[arg(long, value_enum, default_value = "auto")]
+    kernel: KernelArg,
+    /// Print the memory, disk and time the run is expected to take, and stop.
+    #[arg(long)]
+    dry_run: bool,
+    /// Start even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    ignore_memory_check: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KernelArg {
+    Auto,
+    Scalar,
+    Portable,
+    Avx2,
+}
+
+impl KernelArg {
+    fn kernel(self) -> Result<Kernel, CliError> {
+        let kind = match self {
+            KernelArg::Auto => {
+                return Ok(Kernel::new(KernelKind::Avx2)
+                    .or_else(|| Kernel::new(KernelKind::Portable))
+                    .unwrap_or_else(Kernel::scalar))
+            }
+            KernelArg::Scalar => KernelKind::Scalar,
+            KernelArg::Portable => KernelKind::Portable,
+            KernelArg::Avx2 => KernelKind::Avx2,
+        };
+        Kernel::new(kind).ok_or_else(|| {
+            CliError::Input(format!("--kernel {kind}: this CPU does not support it"))
+        })
+    }
+}
+
+/// The position: both sides and an optional roll.
+#[derive(Args)]
+struct PositionArgs {
+    /// The player to move: counts on points 1 to 6, e.g. "2 2 2 2 2 5".
+    #[arg(long, value_name = "\"x1 .. x6\"", allow_hyphen_values = true)]
+    x: String,
+    /// The opponent: counts on points 1 to 6.
+    #[arg(long, value_name = "\"o1 .. o6\"", allow_hyphen_values = true)]
+    o: String,
+    /// Rank every legal play of this roll (two dice, 1 to 6).
+    #[arg(long, num_args = 2, value_names = ["D1", "D2"], allow_hyphen_values = true)]
+    roll: Option<Vec<String>>,
+}
+
+#[derive(Args)]
+pub struct ProbeArgs {
+    /// The book to read.
+    #[arg(long, value_name = "FILE")]
+    book: PathBuf,
+    #[command(flatten)]
+    position: PositionArgs,
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    position: PositionArgs,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "K")]
+    threads: Option<usize>,
+    /// Start even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    ignore_memory_check: bool,
+    /// P(win) only, without cube values: 4 bytes a pair instead of 32, for
+    /// positions whose reachable pairs are too many for the cubeful solve.
+    #[arg(long)]
+    cubeless: bool,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// The book to read.
+    #[arg(long, value_name = "FILE")]
+    book: PathBuf,
+}
+
+pub fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Generate(args) => run_generate(args),
+        Command::Probe(args) => run_probe(args),
+        Command::Eval(args) => run_eval(args),
+        Command::Info(args) => run_info(args),
+    }
+}
+
+/// Solve speed on the project's 2-core AMD EPYC (Zen 3), avx2 kernel,
+/// 2 threads, in result reads (one opponent's value of one result) per
+/// second: cubeless 3.3e9 at 12 checkers and 3.5e9 at 13, cubeful 6.8e8 at
+/// 10; the estimate takes a little less for larger tables.
+const READS_PER_SECOND: [f64; 2] = [3.0e9, 6.0e8];
+/// Time to list the sides and results, per side (0.67 s for 27,132 sides).
+const UNIVERSE_SECONDS_PER_SIDE: f64 = 2.5e-5;
+/// Narrowing to 16 bits and writing the book, bytes per second (1.47 GB in 5.4 s).
+const WRITE_BYTES_PER_SECOND: f64 = 2.7e8;
+
+fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
+    if !(1..=MAX_CHECKERS).contains(&args.checkers) {
+        return Err(CliError::Input(format!(
+            "--checkers must be between 1 and {MAX_CHECKERS}, got {}",
+            args.checkers
+        )));
+    }
+    let kernel = args.kernel.kernel()?;
+    let threads = configure_threads(args.threads)?;
+    let options = GenerateOptions {
+        checkers: args.checkers,
+        cube: args.cube,
+        kernel,
+    };
+    let out = args.out.unwrap_or_else(|| {
+        PathBuf::from(match args.cube {
+            true => format!("bearoff-{}-cube.book", args.checkers),
+            false => format!("bearoff-{}.book", args.checkers),
+        })
+    });
+    let memory = options.table_bytes();
+    let available = available_memory();
+    let what = if args.cube {
+        "P(win) and cubeful equities"
+    } else {
+        "P(win)"
+    };
+    if args.dry_run {
+        let universe = Universe::full(args.checkers);
+        let reads = universe.total_children() as f64 * universe.slots() as f64;
+        let seconds = universe.positions() as f64 * UNIVERSE_SECONDS_PER_SIDE
+            + reads / READS_PER_SECOND[usize::from(args.cube)] * 2.0 / threads as f64
+            + options.book_bytes() as f64 / WRITE_BYTES_PER_SECOND;
+        println!(
+            "sides         {} per player (0..={} checkers), {} pairs with padding",
+            grouped(universe.positions() as u64),
+            args.checkers,
+            grouped(options.pairs())
+        );
+        println!("values        {what}");
+        println!(
+            "memory        about {} ({} available)",
+            human_bytes(memory),
+            available.map_or("unknown".into(), human_bytes)
+        );
+        println!("book          {}", human_bytes(options.book_bytes()));
+        println!(
+            "work          {} result reads ({:.1} results per side and opponent)",
+            grouped(reads as u64),
+            universe.total_children() as f64 / universe.positions() as f64
+        );
+        println!("time          about {seconds:.0} s on {threads} threads");
+        println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
+        return Ok(());
+    }
+    check_memory(memory, available, args.ignore_memory_check, || {
+        format!("{} checkers per side ({what})", args.checkers)
+    })?;
+    eprintln!(
+        "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
+        grouped(Universe::full_layout(args.checkers).positions() as u64),
+        args.checkers,
+        human_bytes(memory)
+    );
+    let start = Instant::now();
+    let mut progress = WorkProgress::new("pairs");
+    let generated = generate(options, |p: Progress| {
+        progress.update(p.pairs_done, p.pairs, || {
+            format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+        })
+    });
+    progress.finish();
+    let (universe_time, solve_time) = (generated.universe_time, generated.solve_time);
+    let sides = generated.universe.positions() as u64;
+    let reads = generated.universe.total_children() as u64 * generated.universe.slots() as u64;
+    let write_start = Instant::now();
+    generated
+        .write(&out)
+        .map_err(|e| CliError::Failure(e.to_string()))?;
+    let write_time = write_start.elapsed();
+    let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{} sides per player, {} pairs, {what}",
+        grouped(sides),
+        grouped(sides * sides)
+    );
+    println!(
+        "total {:.3} s (sides and results {:.3} s, solve {:.3} s, write {:.3} s)",
+        start.elapsed().as_secs_f64(),
+        universe_time.as_secs_f64(),
+        solve_time.as_secs_f64(),
+        write_time.as_secs_f64()
+    );
+    println!(
+        "{} result reads, {:.3e} reads/s in the solve, kernel {kernel}",
+        grouped(reads),
+        reads as f64 / solve_time.as_secs_f64()
+    );
+    println!("wrote {} ({})", out.display(), human_bytes(file_len));
+    Ok(())
+}
+
+fn check_memory(
+    needed: u64,
+    available: Option<u64>,
+    ignore: bool,
+    what: impl FnOnce() -> String,
+) -> Result<(), CliError> {
+    match available {
+        Some(available) if needed > available && !ignore => Err(CliError::Input(format!(
+            "{} needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
+            what(),
+            human_bytes(needed),
+            human_bytes(available)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn parse_side(text: &str, flag: &str) -> Result<Side, CliError> {
+    text.parse()
+        .map_err(|e| CliError::Input(format!("{flag} \"{text}\": {e}")))
+}
+
+fn parse_roll(dice: &[String]) -> Result<Roll, CliError> {
+    let die = |text: &String| -> Result<u8, CliError> {
+        text.parse::<u8>()
+            .ok()
+            .filter(|d| (1..=6).contains(d))
+            .ok_or_else(|| CliError::Input(format!("--roll: a die shows 1 to 6, got '{text}'")))
+    };
+    let (a, b) = (die(&dice[0])?, die(&dice[1])?);
+    Ok(Roll::new(a, b).expect("dice checked"))
+}
+
+struct Position {
+    x: Side,
+    o: Side,
+    roll: Option<Roll>,
+}
+
+impl PositionArgs {
+    fn parse(&self) -> Result<Position, CliError> {
+        Ok(Position {
+            x: parse_side(&self.x, "--x")?,
+            o: parse_side(&self.o, "--o")?,
+            roll: self.roll.as_deref().map(parse_roll).transpose()?,
+        })
+    }
+}
+
+fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
+    let position = args.position.parse()?;
+    let book = BearoffBook::open(&args.book).map_err(|e| CliError::Input(e.to_string()))?;
+    report(&book, &position)
+}
+
+fn run_eval(args: EvalArgs) -> Result<(), CliError> {
+    let position = args.position.parse()?;
+    let threads = configure_threads(args.threads)?;
+    let plan = Plan::new(&position.x, &position.o);
+    check_memory(
+        plan.table_bytes(!args.cubeless),
+        available_memory(),
+        args.ignore_memory_check,
+        || {
+            format!(
+                "evaluating \"{}\" against \"{}\" ({} pairs)",
+                position.x,
+                position.o,
+                grouped(plan.pairs())
+            )
+        },
+    )?;
+    let start = Instant::now();
+    let kernel = KernelArg::Auto.kernel()?;
+    let mut progress = WorkProgress::new("pairs");
+    let evaluation = Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
+        progress.update(p.pairs_done, p.pairs, || {
+            format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+        })
+    });
+    progress.finish();
+    eprintln!(
+        "solved {} reachable sides, {} pairs, in {:.3} s on {threads} threads",
+        grouped(evaluation.sides() as u64),
+        grouped(evaluation.pairs()),
+        start.elapsed().as_secs_f64()
+    );
+    report(&evaluation, &position)
+}
+
+fn describe(side: &Side) -> String {
+    let checkers = side.checkers();
+    let plural = if checkers == 1 { "" } else { "s" };
+    format!(
+        "{side}   ({checkers} checker{plural}, {} pips)",
+        side.pips()
+    )
+}
+
+/// Prints a position's values and, with a roll, its plays.
+fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
+    let (x, o) = (&position.x, &position.o);
+    let probe_error = |e: endbook::games::bearoff::ProbeError| CliError::Input(e.to_string());
+    let entry: Entry = lookup.entry(x, o).map_err(probe_error)?;
+    println!("X to move   {}", describe(x));
+    println!("O           {}", describe(o));
+    println!("            (checkers on points 1 to 6, point 1 next to bearing off)");
+    println!("P(X wins)   {:.6}   (cubeless, best play)", entry.win);
+    if let Some(cube) = entry.cube {
+        println!("cubeful money equities for X, cube at 1, no gammons, if X does not double now:");
+        println!("  X owns the cube     {:+.6}", cube.owned);
+        println!("  cube centred        {:+.6}", cube.centred);
+        println!("  O owns the cube     {:+.6}", cube.opponent_owns);
+        println!(
+            "  X doubles, O takes  {:+.6}   (O {} a double; a pass gives X +1)",
+            2.0 * cube.opponent_owns,
+            if cube.pass() { "passes" } else { "takes" }
+        );
+        let action = |action: CubeAction, verb: &str| match action {
+            CubeAction::NoDouble => format!("no {verb}"),
+            CubeAction::DoubleTake => format!("{verb}, take"),
+            CubeAction::DoublePass => format!("{verb}, pass"),
+        };
+        println!(
+            "cube action, centred:        {}",
+            action(cube.centred_action(), "double")
+        );
+        println!(
+            "cube action, X owns cube:    {}",
+            action(cube.owned_action(), "redouble")
+        );
+    }
+    let Some(roll) = position.roll else {
+        return Ok(());
+    };
+    if x.is_empty() || o.is_empty() {
+        println!("roll {roll}: the game is over");
+        return Ok(());
+    }
+    let ranked = ranked_plays(lookup, x, o, roll).map_err(probe_error)?;
+    println!();
+    println!(
+        "roll {roll}: {} distinct play{}, best first",
+        ranked.len(),
+        if ranked.len() == 1 { "" } else { "s" }
+    );
+    let cube = ranked.iter().all(|r| r.cube.is_some());
+    if cube {
+        println!(
+            "{:>4}  {:<24} {:<15} {:>9} {:>10} {:>10} {:>10}",
+            "rank", "play", "leaves", "P(win)", "centred", "X owns", "O owns"
+        );
+    } else {
+        println!(
+            "{:>4}  {:<24} {:<15} {:>9}",
+            "rank", "play", "leaves", "P(win)"
+        );
+    }
+    for (rank, r) in ranked.iter().enumerate() {
+        let leaves = r.play.result.to_string();
+        match r.cube {
+            Some((owned, centred, opponent_owns)) => println!(
+                "{:>4}  {:<24} {:<15} {:>9.6} {:>+10.6} {:>+10.6} {:>+10.6}",
+                rank + 1,
+                r.play.notation(),
+                leaves,
+                r.win,
+                centred,
+                owned,
+                opponent_owns
+            ),
+            None => println!(
+                "{:>4}  {:<24} {:<15} {:>9.6}",
+                rank + 1,
+                r.play.notation(),
+                leaves,
+                r.win
+            ),
+        }
+    }
+    Ok(())
+}
+
+fn run_info(args: InfoArgs) -> Result<(), CliError> {
+    let book = BearoffBook::open(&args.book).map_err(|e| CliError::Input(e.to_string()))?;
+    let sides = book.positions() as u64;
+    println!("book          {}", book.path().display());
+    println!("game          backgammon bear-off (two-sided, no gammons)");
+    println!("size          {}", human_bytes(book.file_len()));
+    println!("checksums     verified");
+    println!("checkers      at most {} per side", book.checkers());
+    println!(
+        "sides         {} per player, {} pairs",
+        grouped(sides),
+        grouped(sides * sides)
+    );
+    println!(
+        "values        {}",
+        if book.has_cube() {
+            "P(win); no-double equities: X owns, centred, O owns (16 bits each)"
+        } else {
+            "P(win) (16 bits)"
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Bear-off books: the 16-bit encoding's stated precision, round trips through
+//! memory and files, and rejection of corrupt or foreign files.
+
+mod common;
+
+use common::Rng;
+use endbook::book::{self, BookError, SectionData};
+use endbook::games::bearoff::book::{
+    decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME,
+};
+use endbook::games::bearoff::{
+    generate, BearoffBook, GenerateOptions, Lookup, ProbeError, Side, Universe, ONE,
+};
+
+/// Largest error of a decoded probability, as the book module states.
+const PROBABILITY_PRECISION: f64 = 0.5 / 65535.0;
+/// Largest error of a decoded equity.
+const EQUITY_PRECISION: f64 = 1.0 / 65535.0;
+
+#[test]
+fn sixteen_bit_codes_are_within_the_stated_precision() {
+    assert_eq!(encode_fixed(ONE), 65535);
+    assert_eq!(encode_fixed(0), 0);
+    assert_eq!(encode_probability(1.0), 65535);
+    assert_eq!(encode_equity(-1.0), 0);
+    assert_eq!(encode_equity(1.0), 65535);
+    let mut rng = Rng(16);
+    for _ in 0..100_000 {
+        let v = rng.next() as u32;
+        let exact = f64::from(v) / f64::from(ONE);
+        let error = (decode_probability(encode_fixed(v)) - exact).abs();
+        assert!(error <= PROBABILITY_PRECISION + 1e-15, "{v}: {error:e}");
+        let p = rng.below(1 << 53) as f64 / (1u64 << 53) as f64;
+        assert!(
+            (decode_probability(encode_probability(p)) - p).abs() <= PROBABILITY_PRECISION + 1e-15
+        );
+        let e = 2.0 * p - 1.0;
+        assert!((decode_equity(encode_equity(e)) - e).abs() <= EQUITY_PRECISION + 1e-15);
+    }
+}
+
+fn sides(max: usize) -> Vec<Side> {
+    let universe = Universe::full_layout(max);
+    (0..universe.slots())
+        .filter_map(|s| universe.side(s))
+        .collect()
+}
+
+#[test]
+fn books_hold_every_pair_within_the_stated_precision() {
+    for (checkers, cube) in [(4, true), (5, false)] {
+        let full = generate(GenerateOptions::new(checkers, cube), |_| {});
+        let book = BearoffBook::from_bytes(
+            generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes(),
+        )
+        .unwrap();
+        assert_eq!(book.checkers(), checkers);
+        assert_eq!(book.has_cube(), cube);
+        let sides = sides(checkers);
+        let (mut worst_win, mut worst_equity) = (0.0f64, 0.0f64);
+        for x in &sides {
+            for o in &sides {
+                let (exact, stored) = (full.entry(x, o).unwrap(), book.entry(x, o).unwrap());
+                worst_win = worst_win.max((exact.win - stored.win).abs());
+                if let (Some(e), Some(s)) = (exact.cube, stored.cube) {
+                    for (a, b) in [
+                        (e.owned, s.owned),
+                        (e.centred, s.centred),
+                        (e.opponent_owns, s.opponent_owns),
+                    ] {
+                        worst_equity = worst_equity.max((a - b).abs());
+                    }
+                } else {
+                    assert!(exact.cube.is_none() && stored.cube.is_none());
+                }
+            }
+        }
+        eprintln!("{checkers} checkers, cube {cube}: largest book error P(win) {worst_win:.2e}, equities {worst_equity:.2e}");
+        assert!(worst_win <= PROBABILITY_PRECISION + 1e-12);
+        assert!(worst_equity <= EQUITY_PRECISION + 1e-12);
+    }
+}
+
+#[test]
+fn files_round_trip_and_sides_beyond_the_book_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("three.book");
+    generate(GenerateOptions::new(3, true), |_| {})
+        .write(&path)
+        .unwrap();
+    assert!(!book::temporary_path(&path).exists());
+    let from_file = BearoffBook::open(&path).unwrap();
+    let in_memory = BearoffBook::from_bytes(std::fs::read(&path).unwrap()).unwrap();
+    for x in sides(3) {
+        for o in sides(3) {
+            assert_eq!(from_file.entry(&x, &o), in_memory.entry(&x, &o));
+        }
+    }
+    let four: Side = "0 0 0 0 0 4".parse().unwrap();
+    assert!(matches!(
+        from_file.entry(&four, &Side::EMPTY),
+        Err(ProbeError::NotCovered {
+            checkers: 4,
+            max: 3,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_files_are_rejected() {
+    let bytes = generate(GenerateOptions::new(2, false), |_| {}).into_book_bytes();
+    assert!(BearoffBook::from_bytes(bytes.clone()).is_ok());
+
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    assert!(matches!(
+        BearoffBook::from_bytes(flipped),
+        Err(BookError::ChecksumMismatch { .. })
+    ));
+
+    let truncated = bytes[..bytes.len() - 10].to_vec();
+    assert!(matches!(
+        BearoffBook::from_bytes(truncated),
+        Err(BookError::Truncated { .. })
+    ));
+
+    let mut foreign = bytes.clone();
+    foreign[12..16].copy_from_slice(b"OWAR");
+    assert!(matches!(
+        BearoffBook::from_bytes(foreign),
+        Err(BookError::WrongGame { .. })
+    ));
+
+    assert!(matches!(
+        BearoffBook::from_bytes(b"not a book".to_vec()),
+        Err(BookError::NotABook { .. })
+    ));
+
+    // Well-formed containers whose parameters or section do not fit.
+    // One checker: 7 sides, one per pip class 0..=6, each class padded to 8 slots.
+    let slots = Universe::full_layout(1).slots() as u64;
+    assert_eq!(slots, 7 * 8);
+    let section = vec![0u8; (2 * slots * slots) as usize];
+    let cases: [(&str, Vec<u64>, usize); 5] = [
+        ("parameters", vec![1, 0, slots, 1], section.len()),
+        ("checkers", vec![16, 0, slots, 1, 1], section.len()),
+        ("encoding", vec![1, 0, slots, 7, 1], section.len()),
+        ("values", vec![1, 1, slots, 1, 1], section.len()),
+        ("section length", vec![1, 0, slots, 1, 1], section.len() - 2),
+    ];
+    for (what, params, len) in cases {
+        let bytes = book::to_bytes(
+            GAME,
+            &params,
+            &[SectionData {
+                meta: [0, 0],
+                bytes: &section[..len],
+            }],
+        );
+        assert!(
+            matches!(
+                BearoffBook::from_bytes(bytes),
+                Err(BookError::Corrupt { .. })
+            ),
+            "{what}"
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! `endbook bearoff ...`: output, and exit code 2 with one clear message on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn endbook(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .output()
+        .expect("the endbook binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A 4-checker cubeful book generated once by the binary.
+fn book() -> &'static Path {
+    static BOOK: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = BOOK.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("four.book");
+        let out = endbook(&[
+            "bearoff",
+            "generate",
+            "--checkers",
+            "4",
+            "--cube",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("wrote"));
+        (dir, path)
+    });
+    path
+}
+
+fn book_arg() -> &'static str {
+    book().to_str().unwrap()
+}
+
+/// Runs a command that must fail with exit code 2 and one `endbook:` line
+/// containing `needle`.
+fn bad_input(args: &[&str], needle: &str) {
+    let out = endbook(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn probe_prints_values_and_cube_action() {
+    let out = endbook(&[
+        "bearoff",
+        "probe",
+        "--book",
+        book_arg(),
+        "--x",
+        "0 0 0 0 0 1",
+        "--o",
+        "0 0 0 0 0 1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("P(X wins)   0.812497"), "{stdout}");
+    assert!(stdout.contains("X owns the cube     +0.624994"), "{stdout}");
+    assert!(stdout.contains("cube centred        +0.499992"), "{stdout}");
+    assert!(stdout.contains("cube action, centred:"), "{stdout}");
+}
+
+#[test]
+fn probe_with_a_roll_ranks_every_play() {
+    let out = endbook(&[
+        "bearoff",
+        "probe",
+        "--book",
+        book_arg(),
+        "--x",
+        "0 1 0 0 0 1",
+        "--o",
+        "0 0 0 0 0 2",
+        "--roll",
+        "1",
+        "6",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("roll 6-1: 2 distinct plays"), "{stdout}");
+    assert!(stdout.contains("6/off 2/1"), "{stdout}");
+    assert!(stdout.contains("6/5 5/off"), "{stdout}");
+}
+
+#[test]
+fn eval_agrees_with_the_book() {
+    let position = ["--x", "0 0 2 0 0 1", "--o", "1 0 0 1 0 2"];
+    let probe = endbook(&[&["bearoff", "probe", "--book", book_arg()][..], &position].concat());
+    let eval = endbook(&[&["bearoff", "eval"][..], &position].concat());
+    assert!(eval.status.success(), "{}", text(&eval.stderr));
+    let line = |out: &Output| {
+        text(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with("P(X wins)"))
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    assert!((line(&probe) - line(&eval)).abs() < 1e-5);
+}
+
+#[test]
+fn info_describes_the_book() {
+    let out = endbook(&["bearoff", "info", "--book", book_arg()]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("at most 4 per side"), "{stdout}");
+    assert!(stdout.contains("210 per player"), "{stdout}");
+}
+
+#[test]
+fn dry_run_estimates_without_generating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("never.book");
+    let out = endbook(&[
+        "bearoff",
+        "generate",
+        "--checkers",
+        "15",
+        "--dry-run",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("54,264 per player"), "{stdout}");
+    assert!(stdout.contains("memory"), "{stdout}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn bad_input_exits_with_code_2() {
+    let book = book_arg();
+    let probe = |x: &str, o: &str| -> Vec<String> {
+        ["bearoff", "probe", "--book", book, "--x", x, "--o", o]
+            .map(String::from)
+            .to_vec()
+    };
+    let run = |args: Vec<String>, needle: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        bad_input(&args, needle);
+    };
+    run(probe("5 5 5 1 0 0", "0 0 0 0 0 1"), "at most 15 checkers");
+    run(probe("0 0 0 0 0 -1", "0 0 0 0 0 1"), "cannot be negative");
+    run(probe("0 0 0 0 1", "0 0 0 0 0 1"), "6 checker counts");
+    run(probe("0 0 0 0 0 5", "0 0 0 0 0 1"), "covers at most 4");
+    let mut with_roll = probe("0 0 0 0 0 1", "0 0 0 0 0 1");
+    with_roll.extend(["--roll", "7", "1"].map(String::from));
+    run(with_roll, "a die shows 1 to 6");
+    let mut with_roll = probe("0 0 0 0 0 1", "0 0 0 0 0 1");
+    with_roll.extend(["--roll", "0", "1"].map(String::from));
+    run(with_roll, "a die shows 1 to 6");
+    bad_input(
+        &[
+            "bearoff",
+            "probe",
+            "--book",
+            "/nonexistent.book",
+            "--x",
+            "0 0 0 0 0 1",
+            "--o",
+            "0 0 0 0 0 1",
+        ],
+        "/nonexistent.book",
+    );
+    bad_input(
+        &["bearoff", "generate", "--checkers", "16", "--dry-run"],
+        "between 1 and 15",
+    );
+    bad_input(
+        &[
+            "bearoff",
+            "eval",
+            "--x",
+            "0 0 0 0 0 16",
+            "--o",
+            "0 0 0 0 0 1",
+        ],
+        "at most 15 checkers",
+    );
+}
+
+#[test]
+fn an_oware_book_is_not_a_bearoff_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oware.book");
+    let out = endbook(&[
+        "oware",
+        "generate",
+        "--max-seeds",
+        "2",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    bad_input(
+        &[
+            "bearoff",
+            "probe",
+            "--book",
+            path.to_str().unwrap(),
+            "--x",
+            "0 0 0 0 0 1",
+            "--o",
+            "0 0 0 0 0 1",
+        ],
+        "expected 'BOFF'",
+    );
+}

@@ -1,0 +1,200 @@
+//! Hand-worked bear-off rules and values: notation, dice, plays, simple
+//! positions whose values are known in closed form.
+
+use endbook::games::bearoff::{
+    generate, plays, ranked_plays, results, CubeAction, GenerateOptions, Lookup, ParseSideError,
+    Roll, Side, Universe, ROLLS,
+};
+
+fn side(text: &str) -> Side {
+    text.parse().unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+#[test]
+fn notation_is_points_one_to_six() {
+    let s = side("3 2 1 0 0 0");
+    assert_eq!(s.counts(), [3, 2, 1, 0, 0, 0]);
+    assert_eq!(s.checkers(), 6);
+    assert_eq!(s.pips(), 3 + 4 + 3);
+    assert_eq!(s.to_string(), "3 2 1 0 0 0");
+    assert_eq!(side("2,2,2,2,2,5").pips(), 60);
+    assert_eq!("1 2 3".parse::<Side>(), Err(ParseSideError::WrongLength(3)));
+    assert_eq!(
+        "0 0 0 0 0 -1".parse::<Side>(),
+        Err(ParseSideError::Negative("-1".into()))
+    );
+    assert_eq!(
+        "5 5 5 1 0 0".parse::<Side>(),
+        Err(ParseSideError::TooManyCheckers(16))
+    );
+    assert!(matches!(
+        "a 0 0 0 0 0".parse::<Side>(),
+        Err(ParseSideError::BadCount(_))
+    ));
+}
+
+#[test]
+fn twenty_one_rolls_cover_thirty_six_throws() {
+    assert_eq!(ROLLS.iter().map(|r| r.weight()).sum::<u32>(), 36);
+    assert_eq!(ROLLS.iter().filter(|r| r.is_double()).count(), 6);
+    assert_eq!(Roll::new(2, 5), Roll::new(5, 2));
+    assert_eq!(Roll::new(0, 3), None);
+    assert_eq!(Roll::new(7, 1), None);
+}
+
+#[test]
+fn every_die_is_playable_while_a_checker_is_left() {
+    // Why the "use both dice / the larger die" rules never bite in a bear-off.
+    let universe = Universe::full_layout(15);
+    for slot in 0..universe.slots() {
+        let Some(side) = universe.side(slot) else {
+            continue;
+        };
+        if side.is_empty() {
+            continue;
+        }
+        for die in 1..=6 {
+            assert!(
+                (1..=6).any(|from| side.play_die(from, die).is_some()),
+                "{side} cannot play a {die}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bearing_off_with_a_larger_die_only_from_the_highest_point() {
+    let s = side("0 1 0 0 0 1"); // checkers on the 2- and 6-points
+    assert_eq!(s.play_die(2, 6), None, "6 is occupied above the 2-point");
+    assert_eq!(s.play_die(6, 6), Some(side("0 1 0 0 0 0")));
+    assert_eq!(s.play_die(2, 2), Some(side("0 0 0 0 0 1")));
+    let s = side("0 1 1 0 0 0");
+    assert_eq!(s.play_die(3, 6), Some(side("0 1 0 0 0 0")));
+    assert_eq!(s.play_die(2, 6), None);
+    assert_eq!(s.play_die(3, 1), Some(side("0 2 0 0 0 0")));
+}
+
+#[test]
+fn plays_of_six_one_from_two_and_six() {
+    // 6/off 2/1 and 6/5 5/off (or 2/1 6/off) leave one of two sides.
+    let found = results(&side("0 1 0 0 0 1"), Roll::new(6, 1).unwrap());
+    assert_eq!(found, vec![side("0 1 0 0 0 0"), side("1 0 0 0 0 0")]);
+    let listed = plays(&side("0 1 0 0 0 1"), Roll::new(1, 6).unwrap());
+    let notations: Vec<String> = listed.iter().map(|p| p.notation()).collect();
+    assert_eq!(notations, ["6/5 5/off", "6/off 2/1"]);
+}
+
+#[test]
+fn doubles_play_four_times_and_stop_when_all_are_off() {
+    let found = results(&side("0 0 0 2 0 0"), Roll::new(3, 3).unwrap());
+    // 4/1 4/1 1/off 1/off, or 4/1 1/off 4/1 1/off...: both checkers come off.
+    assert_eq!(found, vec![Side::EMPTY]);
+    // Three checkers on the 6-point move 4 pips in all: as 4, 3+1, 2+2 or 2+1+1.
+    let found = results(&side("0 0 0 0 0 3"), Roll::new(1, 1).unwrap());
+    assert_eq!(
+        found,
+        vec![
+            side("0 0 0 1 2 0"),
+            side("0 0 0 2 0 1"),
+            side("0 0 1 0 1 1"),
+            side("0 1 0 0 0 2")
+        ]
+    );
+    let one = results(&side("1 0 0 0 0 0"), Roll::new(1, 1).unwrap());
+    assert_eq!(one, vec![Side::EMPTY]);
+}
+
+#[test]
+fn closed_form_values() {
+    let table = generate(GenerateOptions::new(3, true), |_| {});
+    let entry = |x: &str, o: &str| table.entry(&side(x), &side(o)).unwrap();
+
+    // One checker on the 1-point each: the mover is off at once.
+    let e = entry("1 0 0 0 0 0", "1 0 0 0 0 0");
+    assert!(close(e.win, 1.0));
+    let cube = e.cube.unwrap();
+    assert!(close(cube.owned, 1.0) && close(cube.centred, 1.0) && close(cube.opponent_owns, 1.0));
+
+    // One checker on the 6-point each: 27 of 36 rolls bear it off (any 6,
+    // 5-x, 4-2, 4-3 and the doubles from 2-2 up); otherwise the opponent
+    // needs the same, then the mover comes off from point 3 or lower.
+    let e = entry("0 0 0 0 0 1", "0 0 0 0 0 1");
+    let hit = 27.0 / 36.0;
+    assert!(close(e.win, hit + (1.0 - hit) * (1.0 - hit)));
+    // The opponent, on roll after a miss, doubles and X is indifferent
+    // between take and pass (2 * 0.5 = 1): X's misses cost a full point
+    // unless X owns the cube.
+    let cube = e.cube.unwrap();
+    assert!(close(cube.opponent_owns, hit - (1.0 - hit)));
+    assert!(close(cube.centred, hit - (1.0 - hit)));
+    assert!(close(cube.owned, hit - (1.0 - hit) * (hit - (1.0 - hit))));
+    assert!(close(cube.double(), 1.0));
+
+    // Against a side that will be off next turn, the mover must bear off now.
+    let e = entry("0 0 0 0 0 1", "1 0 0 0 0 0");
+    assert!(close(e.win, hit));
+
+    // Game over: a side with no checkers has won.
+    assert!(close(entry("0 0 0 0 0 0", "0 0 1 0 0 0").win, 1.0));
+    let lost = entry("0 0 1 0 0 0", "0 0 0 0 0 0");
+    assert!(close(lost.win, 0.0) && close(lost.cube.unwrap().centred, -1.0));
+}
+
+#[test]
+fn cube_actions() {
+    let table = generate(GenerateOptions::new(3, true), |_| {});
+    let cube = |x: &str, o: &str| table.entry(&side(x), &side(o)).unwrap().cube.unwrap();
+    // Two checkers on the 1-point: every roll bears both off. A certain win
+    // is not doubled.
+    assert_eq!(
+        cube("2 0 0 0 0 0", "0 0 0 0 0 1").centred_action(),
+        CubeAction::NoDouble
+    );
+    // 6-point against 1-point (the opponent is off next turn): X wins 27/36
+    // now or never. Doubled, that is 2 * (27 - 9) / 36 = 1: the opponent is
+    // indifferent, and takes (as race3 decides a tie).
+    let c = cube("0 0 0 0 0 1", "1 0 0 0 0 0");
+    assert_eq!(c.centred_action(), CubeAction::DoubleTake);
+    assert_eq!(c.owned_action(), CubeAction::DoubleTake);
+    // From the 5-point, 31 rolls of 36 win: 2 * 26 / 36 > 1, a pass.
+    let c = cube("0 0 0 0 1 0", "1 0 0 0 0 0");
+    assert_eq!(c.centred_action(), CubeAction::DoublePass);
+    // Three on the 6-point against two on the 6-point: X is behind; no double.
+    assert_eq!(
+        cube("0 0 0 0 0 3", "0 0 0 0 0 2").centred_action(),
+        CubeAction::NoDouble
+    );
+}
+
+#[test]
+fn ranked_plays_prefer_bearing_off() {
+    let table = generate(GenerateOptions::new(3, true), |_| {});
+    // 6-1 from the 2- and 6-points against two checkers on the 6-point:
+    // 6/off 2/1 leaves a checker on the 1-point (off next turn for sure),
+    // 6/5 5/off leaves one on the 2-point (also off next turn); equal.
+    let ranked = ranked_plays(
+        &table,
+        &side("0 1 0 0 0 1"),
+        &side("0 0 0 0 0 2"),
+        Roll::new(6, 1).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ranked.len(), 2);
+    assert!(close(ranked[0].win, ranked[1].win));
+    // Two checkers on the 4-point and 4-4: both come off, the game ends
+    // before the last two fours are played.
+    let ranked = ranked_plays(
+        &table,
+        &side("0 0 0 2 0 0"),
+        &side("0 0 1 0 0 0"),
+        Roll::new(4, 4).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ranked.len(), 1);
+    assert!(close(ranked[0].win, 1.0));
+    assert_eq!(ranked[0].play.notation(), "4/off 4/off");
+}
