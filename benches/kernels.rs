@@ -90,6 +90,7 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
         program: &program,
         mirror: &mirror,
         first_state: level.start,
+        only: None,
     };
     let previous = &layer[level.clone()];
     let ranges = program.row_ranges(1 << 15);

@@ -236,6 +236,7 @@ fn row_kernels_match_scalar_on_random_programs() {
             program: &program,
             mirror: &mirror,
             first_state: 1000 * round,
+            only: None,
         };
         // Every split of the rows into two parts, as the solver's chunks are.
         let split = rng.below(rows as u64 + 1) as usize;

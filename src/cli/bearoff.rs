@@ -138,7 +138,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
     }
 }
 
-/// Solve speed on the project's 2-core AMD EPYC (Zen 3), avx2 kernel,
+/// Solve speed on the project's 2-core Intel Xeon, avx2 kernel,
 /// 2 threads, in result reads (one opponent's value of one result) per
 /// second: cubeless 3.3e9 at 12 checkers and 3.5e9 at 13, cubeful 6.8e8 at
 /// 10; the estimate takes a little less for larger tables.
@@ -200,7 +200,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             universe.total_children() as f64 / universe.positions() as f64
         );
         println!("time          about {seconds:.0} s on {threads} threads");
-        println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
+        println!("(time fitted to measured runs on a 2-core Intel Xeon; nothing was generated)");
         return Ok(());
     }
     check_memory(memory, available, args.ignore_memory_check, || {

@@ -400,6 +400,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 report.turn_limit,
                 report.changed_states,
                 match options.mode {
+                    SweepMode::Runs if report.frontier => "runs, changed rows",
                     SweepMode::Runs => "runs",
                     _ if report.frontier => "frontier",
                     _ => "dense",

@@ -137,6 +137,9 @@ pub struct RowSweep<'a> {
     pub mirror: &'a [i8],
     /// Number given to the layer's first position in the change list.
     pub first_state: usize,
+    /// When given, a bit per row: only rows whose bit is set are swept; the
+    /// others are left as they are (their values must already be current).
+    pub only: Option<&'a [u64]>,
 }
 
 /// How a variant applies one run.
@@ -182,10 +185,14 @@ pub(super) fn sweep<A: ApplyRun>(
         program,
         mirror,
         first_state,
+        only,
     } = *sweep;
     let first = program.row_starts[rows.start] as usize;
     let mut changes = PackedChanges::default();
     for row in rows {
+        if only.is_some_and(|bits| bits[row / 64] & (1 << (row % 64)) == 0) {
+            continue;
+        }
         let start = program.row_starts[row] as usize - first;
         let out = &mut out[start..program.row_starts[row + 1] as usize - first];
         let moves =

@@ -247,6 +247,11 @@ pub struct LevelRows {
     /// `starts_by_sum[k]`: where the rows whose own side holds `k` seeds
     /// start, in the rank order of their own sides.
     starts_by_sum: Vec<Vec<u32>>,
+    /// `ids_by_sum[k]`: those rows' numbers.
+    ids_by_sum: Vec<Vec<u32>>,
+    /// Each row's own side's rank among the sides of its sum: the column
+    /// its boards take in the mirror rows.
+    rank_in_sum: Vec<u32>,
 }
 
 impl LevelRows {
@@ -257,13 +262,17 @@ impl LevelRows {
         let mut other = Vec::new();
         let mut starts = vec![0u32];
         let mut starts_by_sum = vec![Vec::new(); seeds + 1];
+        let mut ids_by_sum = vec![Vec::new(); seeds + 1];
+        let mut rank_in_sum = Vec::new();
         // Own sides in lexicographic order, house 0 most significant: the
         // order of the boards' ranks.
         let mut side = [0u8; SIDE];
         loop {
             let sum: usize = side.iter().map(|&s| s as usize).sum();
             let start = *starts.last().unwrap();
+            rank_in_sum.push(starts_by_sum[sum].len() as u32);
             starts_by_sum[sum].push(start);
+            ids_by_sum[sum].push(own.len() as u32);
             own.push(side);
             other.push((seeds - sum) as u8);
             let len = CompositionIndex::<SIDE>::count(seeds - sum) as u32;
@@ -278,6 +287,8 @@ impl LevelRows {
                         other,
                         starts,
                         starts_by_sum,
+                        ids_by_sum,
+                        rank_in_sum,
                     };
                 }
                 house -= 1;
@@ -457,6 +468,107 @@ fn compile(plan: &RunPlan, level: &LevelRows, level_starts: &[usize]) -> RowProg
     program
 }
 
+/// Sets in `sweep` the program rows reading a mirror row set in `dirty`;
+/// returns the boards they hold.
+fn mark_rows_to_sweep(
+    program: &RowProgram,
+    base_rows: &[u32],
+    dirty: &[u64],
+    sweep: &mut [u64],
+) -> usize {
+    let is_dirty = |row: u32| dirty[row as usize / 64] & (1 << (row % 64)) != 0;
+    sweep
+        .par_iter_mut()
+        .enumerate()
+        .map(|(word, bits)| {
+            *bits = 0;
+            let mut boards = 0;
+            for row in word * 64..((word + 1) * 64).min(program.rows()) {
+                let moves = program.row_moves[row] as usize..program.row_moves[row + 1] as usize;
+                let Some(first) = program.moves.get(moves.start).filter(|_| !moves.is_empty())
+                else {
+                    continue; // no moves: the same value every turn
+                };
+                let end = program
+                    .moves
+                    .get(moves.end)
+                    .map_or(base_rows.len(), |m| m.first_base as usize);
+                if base_rows[first.first_base as usize..end]
+                    .iter()
+                    .any(|&r| is_dirty(r))
+                {
+                    *bits |= 1 << (row % 64);
+                    boards += (program.row_starts[row + 1] - program.row_starts[row]) as usize;
+                }
+            }
+            boards
+        })
+        .sum()
+}
+
+/// Writes `changes` (of the level `rows`, from global index `offset`) into
+/// the mirror layer one by one; returns them at their mirror positions,
+/// ascending, when `keep`.
+fn scatter_mirror(
+    rows: &LevelRows,
+    offset: usize,
+    changes: &PackedChanges,
+    mirror: &mut [i8],
+    keep: bool,
+) -> PackedChanges {
+    let mut moved = Vec::new();
+    for_each_cell(rows, offset, changes, |row, column, value| {
+        let other = rows.other[row] as usize;
+        let at =
+            offset + rows.starts_by_sum[other][column] as usize + rows.rank_in_sum[row] as usize;
+        mirror[at] = value;
+        if keep {
+            moved.push((at as u32, value));
+        }
+    });
+    moved.sort_unstable_by_key(|&(at, _)| at);
+    let mut mirrored = PackedChanges::default();
+    for (at, value) in moved {
+        mirrored.push(at, value);
+    }
+    mirrored
+}
+
+/// Marks in `dirty` the mirror rows that `changes` (of level `level`) fall in.
+fn mark_mirror_rows_of(
+    rows: &LevelRows,
+    mirror_rows: &MirrorRows,
+    level: usize,
+    offset: usize,
+    changes: &PackedChanges,
+    dirty: &mut [u64],
+) {
+    let first = mirror_rows.level_rows[level];
+    for_each_cell(rows, offset, changes, |row, column, _| {
+        let other = rows.other[row] as usize;
+        let mirror_row = first + rows.ids_by_sum[other][column] as usize;
+        dirty[mirror_row / 64] |= 1 << (mirror_row % 64);
+    });
+}
+
+/// Calls `f(row, column, value)` for each of `changes` (of the level `rows`,
+/// from global index `offset`, ascending).
+fn for_each_cell(
+    rows: &LevelRows,
+    offset: usize,
+    changes: &PackedChanges,
+    mut f: impl FnMut(usize, usize, i8),
+) {
+    let mut row = 0;
+    for (state, value) in changes.iter() {
+        let at = state as usize - offset;
+        while rows.starts[row + 1] as usize <= at {
+            row += 1;
+        }
+        f(row, at - rows.starts[row] as usize, value);
+    }
+}
+
 /// The changes from `old` to `new` (a level's layer starting at global index
 /// `offset`), packed in parallel.
 fn diff(old: &[i8], new: &[i8], offset: usize) -> PackedChanges {
@@ -554,6 +666,58 @@ impl RunSolver {
     }
 }
 
+/// The mirror rows of every level up to the one being solved, in index order.
+struct MirrorRows {
+    /// Global index of each row's first position; one extra entry.
+    starts: Vec<usize>,
+    /// Per level, its first row.
+    level_rows: Vec<usize>,
+}
+
+impl MirrorRows {
+    fn new(levels: &[LevelRows], level_starts: &[usize]) -> MirrorRows {
+        let mut starts = Vec::new();
+        let mut level_rows = Vec::new();
+        for (level, rows) in levels.iter().enumerate() {
+            level_rows.push(starts.len());
+            let first = level_starts[level];
+            starts.extend(
+                rows.starts[..rows.own.len()]
+                    .iter()
+                    .map(|&s| first + s as usize),
+            );
+        }
+        starts.push(level_starts[levels.len()]);
+        MirrorRows { starts, level_rows }
+    }
+
+    fn rows(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The row holding global position `position`.
+    fn row_of(&self, position: usize) -> usize {
+        self.starts.partition_point(|&start| start <= position) - 1
+    }
+
+    /// Marks in `dirty` the rows holding `positions` (ascending).
+    fn mark(&self, positions: impl Iterator<Item = usize>, dirty: &mut [u64]) {
+        let mut row = 0;
+        for position in positions {
+            while self.starts[row + 1] <= position {
+                row += 1;
+            }
+            dirty[row / 64] |= 1 << (row % 64);
+        }
+    }
+}
+
+/// Once a turn changes fewer than this fraction of the level's boards, the
+/// next turn sweeps only the rows that read a changed mirror row, and a
+/// turn's changes reach the mirror layer one by one instead of by a whole
+/// transpose. Either way the layers are the same.
+const SPARSE_FRACTION: f64 = 0.02;
+
 #[allow(clippy::too_many_arguments)] // the solver's fields, borrowed apart
 fn solve_level(
     plan: &RunPlan,
@@ -568,12 +732,24 @@ fn solve_level(
     let level = seeds as usize;
     assert_eq!(solved.levels.len(), level, "levels below are solved");
     assert_eq!(solved.mirrored_levels, level, "with their mirror changes");
-    let rows = LevelRows::new(seeds);
+    let start = Instant::now();
+    let levels: Vec<LevelRows> = (0..=seeds).into_par_iter().map(LevelRows::new).collect();
+    let rows = &levels[level];
     let offset = level_starts[level];
     let states = rows.states();
     assert_eq!(level_starts[level + 1] - offset, states);
-    let start = Instant::now();
-    let program = compile(plan, &rows, level_starts);
+    let program = compile(plan, rows, level_starts);
+    // Which mirror rows each program row reads, for sparse turns.
+    let mirror_rows = MirrorRows::new(&levels, level_starts);
+    let base_rows: Vec<u32> = program
+        .bases
+        .par_iter()
+        .map(|&base| mirror_rows.row_of(base as usize) as u32)
+        .collect();
+    let mut dirty_mirror = vec![0u64; mirror_rows.rows().div_ceil(64)];
+    let mut sweep_rows = vec![0u64; program.rows().div_ceil(64)];
+    let mut sparse = false;
+
     let mut solution = solved;
     let mut values = vec![0i8; states];
     let mut previous = vec![0i8; states];
@@ -584,6 +760,16 @@ fn solve_level(
     let mut last_change = 1;
     let mut turns = 0;
     for turn in 1..=turn_limit {
+        let mut swept_states = states;
+        if sparse {
+            swept_states = mark_rows_to_sweep(&program, &base_rows, &dirty_mirror, &mut sweep_rows);
+            // Rows left alone keep layer `turn - 1`: bring `values` there
+            // from `turn - 2`.
+            let last = &solution.changes[turn as usize - 2];
+            for (state, value) in last.within(offset, offset + states) {
+                values[state as usize - offset] = value;
+            }
+        }
         let changes = {
             let mut parts = Vec::with_capacity(ranges.len());
             let mut rest = &mut values[..];
@@ -598,6 +784,7 @@ fn solve_level(
                 program: &program,
                 mirror: &mirror,
                 first_state: offset,
+                only: sparse.then_some(&sweep_rows[..]),
             };
             let previous = &previous[..];
             let (kernel, trial) = picker.pick(turn);
@@ -612,19 +799,17 @@ fn solve_level(
                     })
                     .collect(),
             );
-            if let Some(trial) = trial {
+            if let Some(trial) = trial.filter(|_| !sparse) {
                 picker.record(trial, states, sweep_start.elapsed());
             }
             changes
         };
         // (The mirror changes: the levels below may have dropped their others.)
-        let lower_quiet = solution
-            .mirrored
-            .get(turn as usize - 1)
-            .is_none_or(|c| c.is_empty());
+        let lower = solution.mirrored.get(turn as usize - 1);
+        let lower_changes = lower.map_or(0, PackedChanges::len);
         // The lower levels' mirror from layer `turn - 1` to `turn`.
-        if let Some(lower_changes) = solution.mirrored.get(turn as usize - 1) {
-            for (state, value) in lower_changes.iter() {
+        if let Some(lower) = lower {
+            for (state, value) in lower.iter() {
                 mirror[state as usize] = value;
             }
         }
@@ -632,8 +817,16 @@ fn solve_level(
         if turn > 1 && !changes.is_empty() {
             last_change = turn;
         }
-        let converged = quiet && lower_quiet;
-        if keep_mirror {
+        let converged = quiet && lower_changes == 0;
+        // This level's mirror from `turn - 1` to `turn`: change by change
+        // when few changed, else by a whole transpose.
+        let few = ((changes.len() + lower_changes) as f64) < SPARSE_FRACTION * states as f64;
+        if few {
+            let mirrored = scatter_mirror(rows, offset, &changes, &mut mirror, keep_mirror);
+            if keep_mirror {
+                record(&mut solution.mirrored, turn, mirrored);
+            }
+        } else if keep_mirror {
             rows.transpose(&values, &mut next_mirror);
             let mirrored = diff(&mirror[offset..], &next_mirror, offset);
             record(&mut solution.mirrored, turn, mirrored);
@@ -641,11 +834,27 @@ fn solve_level(
         } else if !converged && turn < turn_limit {
             rows.transpose(&values, &mut mirror[offset..]);
         }
+        // The next turn is sparse when few changed: note which mirror rows did.
+        sparse = few && turn > 1;
+        if sparse {
+            dirty_mirror.fill(0);
+            let lower = solution.mirrored.get(turn as usize - 1);
+            let lower = lower.into_iter().flat_map(|c| c.within(0, offset));
+            mirror_rows.mark(lower.map(|(state, _)| state as usize), &mut dirty_mirror);
+            mark_mirror_rows_of(
+                rows,
+                &mirror_rows,
+                level,
+                offset,
+                &changes,
+                &mut dirty_mirror,
+            );
+        }
         observer(&TurnReport {
             turn,
             turn_limit,
-            frontier: false,
-            swept_states: states,
+            frontier: swept_states < states,
+            swept_states,
             changed_states: changes.len() as u64,
             closed_levels: if converged { level + 1 } else { level },
             elapsed: start.elapsed(),
@@ -653,7 +862,10 @@ fn solve_level(
         record(&mut solution.changes, turn, changes);
         std::mem::swap(&mut previous, &mut values);
         turns = turn;
-        solution.state_updates += states as u64;
+        solution.state_updates += swept_states as u64;
+        if swept_states < states {
+            solution.frontier_turns += 1;
+        }
         if converged {
             break;
         }
