@@ -119,3 +119,24 @@ fn run_sweeps_extend_books_of_any_sweep() {
         OwareBook::to_bytes(&at_once)
     );
 }
+
+#[test]
+fn changes_stream_by_state_as_recorded_by_layer() {
+    let solution = generate_with(8, SweepMode::Runs).solution;
+    let states = *solution.level_starts.last().unwrap();
+    // Every board's changes from the per-layer lists, the slow way.
+    let mut expected = vec![Vec::new(); states];
+    for (turn, changes) in (1..).zip(&solution.changes) {
+        for (state, value) in changes.iter() {
+            expected[state as usize].push((turn, value));
+        }
+    }
+    for (start, end) in [(0, states), (1, 2), (5000, 70_000), (states - 9, states)] {
+        let mut stream = solution.states_changes(start, end);
+        for (state, expected) in expected.iter().enumerate().take(end).skip(start) {
+            let mut got = Vec::new();
+            stream.next_state(&mut got);
+            assert_eq!(&got, expected, "board {state}");
+        }
+    }
+}

@@ -262,6 +262,23 @@ impl PackedChanges {
         .take_while(move |&(state, _)| (state as usize) < end)
     }
 
+    /// A cursor over the changes of states from `start` on, to read in
+    /// ascending stretches ([`ChangeCursor::take_below`]).
+    pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
+        let sync = self.sync.partition_point(|&(base, _)| base <= start as u64);
+        let (base, at) = sync.checked_sub(1).map_or((0, 0), |i| self.sync[i]);
+        let mut decoder = Decoder {
+            bytes: &self.bytes,
+            at,
+            next_base: base,
+        };
+        let mut next = decoder.next();
+        while next.is_some_and(|(state, _)| (state as usize) < start) {
+            next = decoder.next();
+        }
+        ChangeCursor { decoder, next }
+    }
+
     /// Every change, as (state, value).
     pub fn iter(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
         Decoder {
@@ -298,6 +315,25 @@ impl From<&LayerChanges> for PackedChanges {
         let mut packed = PackedChanges::default();
         packed.extend(changes);
         packed
+    }
+}
+
+/// Reads a [`PackedChanges`] forward in stretches of states.
+pub struct ChangeCursor<'a> {
+    decoder: Decoder<'a>,
+    /// The first change not yet taken.
+    next: Option<(u32, i8)>,
+}
+
+impl ChangeCursor<'_> {
+    /// Calls `f(state, value)` for each change of a state below `end` not
+    /// taken yet, in order.
+    #[inline]
+    pub fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, i8)) {
+        while let Some((state, value)) = self.next.filter(|&(s, _)| (s as usize) < end) {
+            f(state, value);
+            self.next = self.decoder.next();
+        }
     }
 }
 

@@ -32,9 +32,9 @@ mod reverse;
 mod solve;
 
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
-pub use changes::{LayerChanges, PackedChanges};
+pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use reverse::ReverseEdges;
 pub use solve::{
-    solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, StateChanges,
+    solve, ByState, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, StateChanges,
     SweepMode, TurnReport,
 };

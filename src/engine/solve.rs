@@ -16,7 +16,7 @@
 //! few do; all modes give identical results.
 
 use super::cache::{MoveCache, LANES};
-use super::changes::{LayerChanges, PackedChanges};
+use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
@@ -202,7 +202,7 @@ pub struct TurnReport {
     pub elapsed: Duration,
 }
 
-/// A range of states' changes grouped by state (see [`Solution::changes_by_state`]).
+/// A range of states' changes grouped by state (see [`ByState`]).
 #[derive(Clone, Debug, Default)]
 pub struct StateChanges {
     /// Per state, where its changes start; one extra entry at the end.
@@ -221,6 +221,77 @@ impl StateChanges {
             .iter()
             .copied()
             .zip(self.values[range].iter().copied())
+    }
+}
+
+/// States whose changes [`ByState`] gathers at once: small enough for the
+/// counting sort to stay in cache.
+const STRETCH_STATES: usize = 1 << 12;
+
+/// The changes of a range of states, state by state (see [`Solution::states_changes`]).
+pub struct ByState<'a> {
+    cursors: Vec<ChangeCursor<'a>>,
+    /// The changes of states `stretch_start..`, grouped by state.
+    stretch: StateChanges,
+    stretch_start: usize,
+    /// The next state to hand out.
+    next: usize,
+    end: usize,
+}
+
+impl ByState<'_> {
+    /// Appends the next state's changes, as (turn, value) with ascending
+    /// turns, to `out`.
+    pub fn next_state(&mut self, out: &mut Vec<(u32, i8)>) {
+        assert!(self.next < self.end, "past the last state");
+        let held = self.stretch.offsets.len().saturating_sub(1);
+        if self.next >= self.stretch_start + held {
+            self.gather();
+        }
+        out.extend(self.stretch.of(self.next - self.stretch_start));
+        self.next += 1;
+    }
+
+    /// Gathers the changes of the next stretch of states by counting sort.
+    fn gather(&mut self) {
+        let start = self.next;
+        let end = (start + STRETCH_STATES).min(self.end);
+        let StateChanges {
+            offsets,
+            turns,
+            values,
+        } = &mut self.stretch;
+        offsets.clear();
+        offsets.resize(end - start + 1, 0);
+        let mut decoded: Vec<(u32, i8)> = Vec::new();
+        let mut turn_ends = Vec::with_capacity(self.cursors.len());
+        for cursor in &mut self.cursors {
+            cursor.take_below(end, |state, value| {
+                let state = state - start as u32;
+                offsets[state as usize + 1] += 1;
+                decoded.push((state, value));
+            });
+            turn_ends.push(decoded.len());
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut cursor = offsets.clone();
+        turns.clear();
+        turns.resize(decoded.len(), 0);
+        values.clear();
+        values.resize(decoded.len(), 0);
+        let mut turn_start = 0;
+        for (turn, &turn_end) in (1..).zip(&turn_ends) {
+            for &(state, value) in &decoded[turn_start..turn_end] {
+                let slot = &mut cursor[state as usize];
+                turns[*slot] = turn;
+                values[*slot] = value;
+                *slot += 1;
+            }
+            turn_start = turn_end;
+        }
+        self.stretch_start = start;
     }
 }
 
@@ -332,35 +403,17 @@ impl Solution {
         out
     }
 
-    /// The changes of states `start..end` grouped by state: for state
-    /// `start + i`, `turns[offsets[i]..offsets[i + 1]]` and the same range of
-    /// `values`, turns ascending.
-    pub fn changes_by_state(&self, start: usize, end: usize) -> StateChanges {
+    /// The changes of states `start..end` as a stream, state by state in
+    /// order (what a book encoder reads): gathered a stretch of states at a
+    /// time from one cursor per layer, so each change is decoded once.
+    pub fn states_changes(&self, start: usize, end: usize) -> ByState<'_> {
         self.assert_held(start);
-        let mut offsets = vec![0usize; end - start + 1];
-        for changes in &self.changes {
-            for (state, _) in changes.within(start, end) {
-                offsets[state as usize - start + 1] += 1;
-            }
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let total = offsets[end - start];
-        let mut cursor = offsets.clone();
-        let (mut turns, mut values) = (vec![0u32; total], vec![0i8; total]);
-        for (turn, changes) in (1..).zip(&self.changes) {
-            for (state, value) in changes.within(start, end) {
-                let slot = &mut cursor[state as usize - start];
-                turns[*slot] = turn;
-                values[*slot] = value;
-                *slot += 1;
-            }
-        }
-        StateChanges {
-            offsets,
-            turns,
-            values,
+        ByState {
+            cursors: self.changes.iter().map(|c| c.cursor(start)).collect(),
+            stretch: StateChanges::default(),
+            stretch_start: start,
+            next: start,
+            end,
         }
     }
 

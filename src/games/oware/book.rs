@@ -335,9 +335,9 @@ impl OwareBook {
             Encoding::Changes => {
                 let start = solution.level_starts[level];
                 compact::encode_chunked(solution.levels[level].states, |boards| {
-                    let changes =
-                        solution.changes_by_state(start + boards.start, start + boards.end);
-                    move |board: usize| changes.of(board - boards.start).collect()
+                    let mut changes =
+                        solution.states_changes(start + boards.start, start + boards.end);
+                    move |out: &mut Vec<(u32, i8)>| changes.next_state(out)
                 })
             }
         }

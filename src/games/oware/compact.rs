@@ -41,22 +41,29 @@ impl fmt::Display for Malformed {
 }
 
 /// Boards per parallel work item when encoding (whole blocks).
-const ENCODE_CHUNK: usize = 1 << 15;
+const ENCODE_CHUNK: usize = 1 << 18;
 
 /// Encodes a level from each board's changes: `changes(board)` lists
 /// (turn, value) with ascending turns from 1, only where the value differs
 /// from the turn before (turn 0 counting as value 0).
 pub fn encode(boards: usize, changes: impl Fn(usize) -> Vec<(u32, i8)> + Sync) -> Vec<u8> {
-    encode_chunked(boards, |_| &changes)
+    encode_chunked(boards, |range| {
+        let mut board = range.start;
+        let changes = &changes;
+        move |out: &mut Vec<(u32, i8)>| {
+            out.extend(changes(board));
+            board += 1;
+        }
+    })
 }
 
-/// [`encode`] with the changes gathered per chunk of boards: `chunk(range)`
-/// returns the `changes` function for the boards of `range`. Chunks are
-/// encoded in parallel.
+/// [`encode`] with the changes streamed per chunk of boards: `chunk(range)`
+/// returns the function that appends the next board's changes to a buffer,
+/// called once per board of `range` in order. Chunks are encoded in parallel.
 pub fn encode_chunked<C, F>(boards: usize, chunk: C) -> Vec<u8>
 where
     C: Fn(Range<usize>) -> F + Sync,
-    F: Fn(usize) -> Vec<(u32, i8)>,
+    F: FnMut(&mut Vec<(u32, i8)>),
 {
     let parts: Vec<(Vec<u32>, Vec<u8>)> = (0..boards.div_ceil(ENCODE_CHUNK))
         .into_par_iter()
@@ -90,17 +97,20 @@ where
 /// each block's offset within them.
 fn encode_records(
     range: Range<usize>,
-    changes: impl Fn(usize) -> Vec<(u32, i8)>,
+    mut changes: impl FnMut(&mut Vec<(u32, i8)>),
 ) -> (Vec<u32>, Vec<u8>) {
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
     let mut body = Vec::new();
+    let mut board_changes = Vec::new();
     for board in range {
         if board % BLOCK == 0 {
             offsets.push(u32::try_from(records.len()).expect("a chunk's records exceed 4 GiB"));
         }
         body.clear();
-        let mut list = changes(board).into_iter().peekable();
+        board_changes.clear();
+        changes(&mut board_changes);
+        let mut list = board_changes.iter().copied().peekable();
         let first = list.next_if(|&(turn, _)| turn == 1).map_or(0, |(_, v)| v);
         body.push(first as u8);
         let (mut turn, mut value) = (1u32, first);
