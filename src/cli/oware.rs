@@ -253,10 +253,14 @@ fn book_failure(error: BookError) -> CliError {
 /// | 12 | 58.5 B | 10.7 B | 0.65 µs |
 /// | 16 | 68.7 B | 15.8 B | 1.36 µs |
 ///
-/// Memory is mostly the change lists of every level (about 2 bytes a change,
-/// and boards change value more often with more seeds), the top level's child
-/// cache (31 bytes a board) and reverse edges; time grows with the seed count
-/// as more turns keep changing and the layers outgrow the CPU caches.
+/// Memory is mostly change lists (about 2 bytes a change, and boards change
+/// value more often with more seeds): with run sweeps, the top level's and
+/// the mirror changes of the levels below, the encoded book and four layers
+/// of the top level; with cache sweeps, the change lists of every level, the
+/// top level's child cache (31 bytes a board) and reverse edges. Time grows
+/// with the seed count as more turns keep changing and the layers outgrow the
+/// CPU caches. Fitted to runs of 12 to 20 seeds (run sweeps, on the project's
+/// Intel Xeon) and 12 to 16 seeds (cache sweeps, on an AMD Zen 3).
 struct Estimate {
     memory: u64,
     book: u64,
@@ -264,13 +268,23 @@ struct Estimate {
 }
 
 impl Estimate {
-    fn new(max_seeds: u32, boards: u64) -> Estimate {
+    fn new(max_seeds: u32, boards: u64, mode: SweepMode) -> Estimate {
         let above_12 = f64::from(max_seeds) - 12.0;
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
+        let (memory, seconds_2_threads) = match mode {
+            SweepMode::Runs => (
+                (16 << 20) + per_board(38.0 + 3.4 * above_12.max(0.0)),
+                boards as f64 * 0.38e-6 * 1.09f64.powf(above_12),
+            ),
+            _ => (
+                per_board(27.0 + 2.6 * f64::from(max_seeds)),
+                boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
+            ),
+        };
         Estimate {
-            memory: per_board(27.0 + 2.6 * f64::from(max_seeds)),
+            memory,
             book: per_board((10.7 + 1.3 * above_12).max(2.0)),
-            seconds_2_threads: boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
+            seconds_2_threads,
         }
     }
 }
@@ -294,7 +308,17 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
     let threads = configure_threads(args.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
-    let expected = Estimate::new(args.max_seeds, states);
+    let sweep = match (args.sweep, args.all_levels_at_once) {
+        (Some(SweepArg::Runs), true) => {
+            return Err(CliError::Input(
+                "--all-levels-at-once needs a cache-based sweep (dense, frontier or hybrid): run sweeps solve one level at a time".into(),
+            ))
+        }
+        (Some(sweep), _) => sweep,
+        (None, true) => SweepArg::Hybrid,
+        (None, false) => SweepArg::Runs,
+    };
+    let expected = Estimate::new(args.max_seeds, states, sweep.mode());
     let estimate = expected.memory;
     let available = available_memory();
     if args.dry_run {
@@ -311,7 +335,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         println!("book          about {}", human_bytes(expected.book));
         println!("time          about {seconds:.0} s on {threads} threads");
-        println!("(estimates fitted to measured 12- to 16-seed runs; nothing was generated)");
+        println!("(estimates fitted to measured runs of 12 to 20 seeds; nothing was generated)");
         return Ok(());
     }
     if let Some(available) = available.filter(|&a| estimate > a && !args.ignore_memory_check) {
@@ -323,16 +347,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(available)
         )));
     }
-    let sweep = match (args.sweep, args.all_levels_at_once) {
-        (Some(SweepArg::Runs), true) => {
-            return Err(CliError::Input(
-                "--all-levels-at-once needs a cache-based sweep (dense, frontier or hybrid): run sweeps solve one level at a time".into(),
-            ))
-        }
-        (Some(sweep), _) => sweep,
-        (None, true) => SweepArg::Hybrid,
-        (None, false) => SweepArg::Runs,
-    };
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
@@ -469,8 +483,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
     }
     let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let runs = options.mode == SweepMode::Runs;
+    let (partial, prepared) = if runs {
+        ("on changed rows only", "run plans")
+    } else {
+        ("by frontier", "child caches")
+    };
     println!(
-        "total {} boards, {} layers swept ({} by frontier), {:.3} s (child caches {:.3} s, sweeps {:.3} s, encoding {:.3} s, checkpoints {:.3} s, write {:.3} s)",
+        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, encoding {:.3} s, checkpoints {:.3} s, write {:.3} s)",
         grouped(states),
         solution.turns_swept,
         solution.frontier_turns,
@@ -486,16 +506,20 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         grouped(solution.state_updates),
         solution.state_updates as f64 / solution.elapsed.as_secs_f64()
     );
-    println!(
-        "movegen {}, {} sweeps, {}",
-        options.movegen,
-        options.mode,
-        if options.level_by_level {
-            "level by level"
-        } else {
-            "all levels at once"
-        }
-    );
+    if runs {
+        println!("run sweeps, level by level (no child cache, no move generator)");
+    } else {
+        println!(
+            "movegen {}, {} sweeps, {}",
+            options.movegen,
+            options.mode,
+            if options.level_by_level {
+                "level by level"
+            } else {
+                "all levels at once"
+            }
+        );
+    }
     if solution.kernel_trials.is_empty() {
         println!("kernel {} (forced)", solution.kernel);
     } else {
