@@ -1,19 +1,11 @@
 //! `endbook bearoff ...`: output, and exit code 2 with one clear message on bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
-fn endbook(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_endbook"))
-        .args(args)
-        .output()
-        .expect("the endbook binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{endbook, text};
 
 /// A 4-checker cubeful book generated once by the binary.
 fn book() -> &'static Path {

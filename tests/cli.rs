@@ -6,12 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-fn endbook(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_endbook"))
-        .args(args)
-        .output()
-        .expect("the endbook binary runs")
-}
+mod common;
+use common::{endbook, text};
 
 fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
@@ -28,10 +24,6 @@ fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A 6-seed book generated once by the binary, in a directory kept for the whole run.

@@ -1,7 +1,7 @@
 //! `endbook bearoff ...`: generate, probe, eval, info.
 
 use super::progress::WorkProgress;
-use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
+use super::{available_memory, configure_threads, grouped, human_bytes, CliError, Resources};
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
@@ -42,9 +42,8 @@ pub struct GenerateArgs {
     /// Book file to write [default: bearoff-C.book, bearoff-C-cube.book with --cube].
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Worker threads [default: one per core].
-    #[arg(long, value_name = "K")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    resources: Resources,
     /// Kernel: `auto` takes avx2 where the CPU has it, else portable; `scalar`
     /// is the plain-loop oracle. All give identical books.
     #[arg(long, value_enum, default_value = "auto")]
@@ -52,9 +51,6 @@ pub struct GenerateArgs {
     /// Print the memory, disk and time the run is expected to take, and stop.
     #[arg(long)]
     dry_run: bool,
-    /// Start even when the memory estimate exceeds the memory available.
-    #[arg(long)]
-    ignore_memory_check: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -110,12 +106,8 @@ pub struct ProbeArgs {
 pub struct EvalArgs {
     #[command(flatten)]
     position: PositionArgs,
-    /// Worker threads [default: one per core].
-    #[arg(long, value_name = "K")]
-    threads: Option<usize>,
-    /// Start even when the memory estimate exceeds the memory available.
-    #[arg(long)]
-    ignore_memory_check: bool,
+    #[command(flatten)]
+    resources: Resources,
     /// P(win) only, without cube values: 4 bytes a pair instead of 32, for
     /// positions whose reachable pairs are too many for the cubeful solve.
     #[arg(long)]
@@ -156,7 +148,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         )));
     }
     let kernel = args.kernel.kernel()?;
-    let threads = configure_threads(args.threads)?;
+    let threads = configure_threads(args.resources.threads)?;
     let options = GenerateOptions {
         checkers: args.checkers,
         cube: args.cube,
@@ -203,9 +195,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         println!("(time fitted to measured runs on a 2-core Intel Xeon; nothing was generated)");
         return Ok(());
     }
-    check_memory(memory, available, args.ignore_memory_check, || {
-        format!("{} checkers per side ({what})", args.checkers)
-    })?;
+    check_memory(
+        memory,
+        available,
+        args.resources.ignore_memory_check,
+        || format!("{} checkers per side ({what})", args.checkers),
+    )?;
     eprintln!(
         "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
         grouped(Universe::full_layout(args.checkers).positions() as u64),
@@ -307,12 +302,12 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
 
 fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let position = args.position.parse()?;
-    let threads = configure_threads(args.threads)?;
+    let threads = configure_threads(args.resources.threads)?;
     let plan = Plan::new(&position.x, &position.o);
     check_memory(
         plan.table_bytes(!args.cubeless),
         available_memory(),
-        args.ignore_memory_check,
+        args.resources.ignore_memory_check,
         || {
             format!(
                 "evaluating \"{}\" against \"{}\" ({} pairs)",

@@ -8,7 +8,7 @@ mod bearoff;
 mod oware;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::fmt;
 use std::process::ExitCode;
 
@@ -67,6 +67,17 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Options every long-running command shares: its threads and its memory check.
+#[derive(Args)]
+pub struct Resources {
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "K")]
+    pub threads: Option<usize>,
+    /// Start even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    pub ignore_memory_check: bool,
 }
 
 /// Sets the number of worker threads (all cores when `None`).

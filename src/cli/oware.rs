@@ -1,7 +1,7 @@
 //! `endbook oware ...`: generate, probe, info, export.
 
 use super::progress::LevelProgress;
-use super::{available_memory, configure_threads, grouped, human_bytes, CliError};
+use super::{available_memory, configure_threads, grouped, human_bytes, CliError, Resources};
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::SweepMode;
@@ -51,9 +51,8 @@ pub struct GenerateArgs {
     /// Largest number of turns left (plies) to solve.
     #[arg(long, default_value_t = DEFAULT_TURN_LIMIT, value_name = "T")]
     turn_limit: u32,
-    /// Worker threads [default: one per core].
-    #[arg(long, value_name = "K")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    resources: Resources,
     /// Layer-update kernel. `auto` times every kernel this CPU supports on the
     /// first layers and keeps the fastest; the others force one (all give
     /// identical books).
@@ -62,9 +61,6 @@ pub struct GenerateArgs {
     /// Print the memory, disk and time the run is expected to take, and stop.
     #[arg(long)]
     dry_run: bool,
-    /// Start even when the memory estimate exceeds the memory available.
-    #[arg(long)]
-    ignore_memory_check: bool,
     /// Move generator for the child cache. `auto` takes bmi2 where pext/pdep
     /// are fast (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
     #[arg(long, value_enum, default_value = "auto")]
@@ -306,7 +302,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
-    let threads = configure_threads(args.threads)?;
+    let threads = configure_threads(args.resources.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
     let sweep = match (args.sweep, args.all_levels_at_once) {
         (Some(SweepArg::Runs), true) => {
@@ -338,7 +334,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         println!("(estimates fitted to measured runs of 12 to 20 seeds; nothing was generated)");
         return Ok(());
     }
-    if let Some(available) = available.filter(|&a| estimate > a && !args.ignore_memory_check) {
+    if let Some(available) =
+        available.filter(|&a| estimate > a && !args.resources.ignore_memory_check)
+    {
         return Err(CliError::Input(format!(
             "{} seeds ({} boards) needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
             args.max_seeds,

@@ -1,8 +1,10 @@
 //! Helpers shared by the integration tests.
 
 /// splitmix64: a small deterministic generator for test data.
+#[allow(dead_code)] // not every test crate draws random data
 pub struct Rng(pub u64);
 
+#[allow(dead_code)]
 impl Rng {
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -16,4 +18,19 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
     }
+}
+
+/// Runs the `endbook` binary with `args`.
+#[allow(dead_code)] // not every test crate runs the binary
+pub fn endbook(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .output()
+        .expect("the endbook binary runs")
+}
+
+/// A command's output as text.
+#[allow(dead_code)]
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }

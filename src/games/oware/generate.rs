@@ -199,19 +199,27 @@ pub fn extend(
                 })
             });
         drop(cache);
-        generated
-            .level_done
-            .resize(last as usize + 1, start.elapsed());
-        generated.options = GenerateOptions {
-            max_seeds: last,
-            ..options
-        };
-        observer(Progress::LevelDone {
-            seeds: last,
-            generated: &mut generated,
-        });
+        level_done(&mut generated, last, options, start, &mut observer);
     }
     generated
+}
+
+/// Records that every level up to `seeds` is solved and tells `observer`.
+fn level_done(
+    generated: &mut Generated,
+    seeds: u32,
+    options: GenerateOptions,
+    start: Instant,
+    observer: &mut impl FnMut(Progress<'_>),
+) {
+    generated
+        .level_done
+        .resize(seeds as usize + 1, start.elapsed());
+    generated.options = GenerateOptions {
+        max_seeds: seeds,
+        ..options
+    };
+    observer(Progress::LevelDone { seeds, generated });
 }
 
 /// [`extend`] by run sweeps: one level at a time, no child cache (see [`runs`]).
@@ -236,17 +244,7 @@ fn extend_by_runs(
                 report,
             })
         });
-        generated
-            .level_done
-            .resize(seeds as usize + 1, start.elapsed());
-        generated.options = GenerateOptions {
-            max_seeds: seeds,
-            ..options
-        };
-        observer(Progress::LevelDone {
-            seeds,
-            generated: &mut generated,
-        });
+        level_done(&mut generated, seeds, options, start, &mut observer);
     }
     generated
 }
