@@ -61,10 +61,11 @@ fn modes_give_identical_changes_at_twelve_seeds() {
     for (mode, by_level) in others {
         let other = generate_levels(12, mode, by_level).solution;
         let mode = format!("{mode}, level by level {by_level}");
+        // Frontier, hybrid and run sweeps all sweep some late layers partly.
         assert_eq!(
             other.frontier_turns > 0,
-            !mode.starts_with("dense") && !mode.starts_with("runs"),
-            "{mode}: layers swept by frontier"
+            !mode.starts_with("dense"),
+            "{mode}: layers swept only in part"
         );
         assert_eq!(other.turns_swept, dense.turns_swept, "{mode}");
         assert!(other.changes == dense.changes, "{mode} changes differ");
