@@ -1,8 +1,10 @@
 //! `endbook bearoff ...`: generate, probe, eval, info.
 
 use super::progress::WorkProgress;
-use super::{available_memory, configure_threads, grouped, human_bytes, CliError, Resources};
-use clap::{Args, Subcommand, ValueEnum};
+use super::{
+    available_memory, configure_threads, grouped, human_bytes, CliError, KernelArg, Resources,
+};
+use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
     Plan, Progress, Roll, Side, Universe, MAX_CHECKERS,
@@ -53,30 +55,14 @@ pub struct GenerateArgs {
     dry_run: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum KernelArg {
-    Auto,
-    Scalar,
-    Portable,
-    Avx2,
-}
-
-impl KernelArg {
-    fn kernel(self) -> Result<Kernel, CliError> {
-        let kind = match self {
-            KernelArg::Auto => {
-                return Ok(Kernel::new(KernelKind::Avx2)
-                    .or_else(|| Kernel::new(KernelKind::Portable))
-                    .unwrap_or_else(Kernel::scalar))
-            }
-            KernelArg::Scalar => KernelKind::Scalar,
-            KernelArg::Portable => KernelKind::Portable,
-            KernelArg::Avx2 => KernelKind::Avx2,
-        };
-        Kernel::new(kind).ok_or_else(|| {
-            CliError::Input(format!("--kernel {kind}: this CPU does not support it"))
-        })
-    }
+/// The bear-off kernel for `--kernel`: `auto` takes avx2 where the CPU has
+/// it, else portable.
+fn kernel(arg: KernelArg) -> Result<Kernel, CliError> {
+    Ok(arg.forced()?.unwrap_or_else(|| {
+        Kernel::new(KernelKind::Avx2)
+            .or_else(|| Kernel::new(KernelKind::Portable))
+            .unwrap_or_else(Kernel::scalar)
+    }))
 }
 
 /// The position: both sides and an optional roll.
@@ -147,7 +133,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             args.checkers
         )));
     }
-    let kernel = args.kernel.kernel()?;
+    let kernel = kernel(args.kernel)?;
     let threads = configure_threads(args.resources.threads)?;
     let options = GenerateOptions {
         checkers: args.checkers,
@@ -318,7 +304,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
         },
     )?;
     let start = Instant::now();
-    let kernel = KernelArg::Auto.kernel()?;
+    let kernel = kernel(KernelArg::Auto)?;
     let mut progress = WorkProgress::new("pairs");
     let evaluation = Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
         progress.update(p.pairs_done, p.pairs, || {

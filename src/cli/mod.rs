@@ -8,7 +8,8 @@ mod bearoff;
 mod oware;
 mod progress;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::process::ExitCode;
 
@@ -78,6 +79,31 @@ pub struct Resources {
     /// Start even when the memory estimate exceeds the memory available.
     #[arg(long)]
     pub ignore_memory_check: bool,
+}
+
+/// `--kernel`: `auto`, or a kernel to force. What `auto` means is each
+/// command's to say.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum KernelArg {
+    Auto,
+    Scalar,
+    Portable,
+    Avx2,
+}
+
+impl KernelArg {
+    /// The forced kernel (`None` for `auto`), if this CPU supports it.
+    pub fn forced(self) -> Result<Option<Kernel>, CliError> {
+        let kind = match self {
+            KernelArg::Auto => return Ok(None),
+            KernelArg::Scalar => KernelKind::Scalar,
+            KernelArg::Portable => KernelKind::Portable,
+            KernelArg::Avx2 => KernelKind::Avx2,
+        };
+        Kernel::new(kind).map(Some).ok_or_else(|| {
+            CliError::Input(format!("--kernel {kind}: this CPU does not support it"))
+        })
+    }
 }
 
 /// Sets the number of worker threads (all cores when `None`).

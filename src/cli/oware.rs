@@ -1,7 +1,9 @@
 //! `endbook oware ...`: generate, probe, info, export.
 
 use super::progress::LevelProgress;
-use super::{available_memory, configure_threads, grouped, human_bytes, CliError, Resources};
+use super::{
+    available_memory, configure_threads, grouped, human_bytes, CliError, KernelArg, Resources,
+};
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::SweepMode;
@@ -9,7 +11,7 @@ use endbook::games::oware::{
     extend, Board, BoardIndex, Encoding, GenerateOptions, GenerateProgress, Generated, MoveGen,
     MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
-use endbook::kernels::{Kernel, KernelChoice, KernelKind};
+use endbook::kernels::KernelChoice;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
@@ -125,29 +127,6 @@ impl MoveGenArg {
         MoveGen::new(kind).ok_or_else(|| {
             CliError::Input(format!("--movegen {kind}: this CPU does not support it"))
         })
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum KernelArg {
-    Auto,
-    Scalar,
-    Portable,
-    Avx2,
-}
-
-impl KernelArg {
-    fn choice(self) -> Result<KernelChoice, CliError> {
-        let kind = match self {
-            KernelArg::Auto => return Ok(KernelChoice::Auto),
-            KernelArg::Scalar => KernelKind::Scalar,
-            KernelArg::Portable => KernelKind::Portable,
-            KernelArg::Avx2 => KernelKind::Avx2,
-        };
-        let kernel = Kernel::new(kind).ok_or_else(|| {
-            CliError::Input(format!("--kernel {kind}: this CPU does not support it"))
-        })?;
-        Ok(KernelChoice::Fixed(kernel))
     }
 }
 
@@ -348,7 +327,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
-        kernel: args.kernel.choice()?,
+        kernel: args
+            .kernel
+            .forced()?
+            .map_or(KernelChoice::Auto, KernelChoice::Fixed),
         movegen: args.movegen.movegen()?,
         mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
