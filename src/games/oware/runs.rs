@@ -50,11 +50,21 @@ const TILE: usize = 64;
 /// One spill pattern applied to every opponent side with `m` seeds.
 #[derive(Clone, Debug, Default)]
 struct RunList {
+    /// The runs, as built; [`RunPlan`] keeps them in its [`RunLists`].
     runs: Vec<Run>,
     /// Bit `q` set when some run captures `q` seeds.
     captures: u32,
     /// The move is illegal for every side of this size (it leaves the
     /// opponent without seeds: nothing reaches an empty side).
+    illegal: bool,
+}
+
+/// A [`RunList`] once its runs are stored in the plan's [`RunLists`].
+#[derive(Clone, Copy, Debug)]
+struct ListInfo {
+    /// The runs' number in [`RunPlan::run_lists`].
+    id: u32,
+    captures: u32,
     illegal: bool,
 }
 
@@ -85,11 +95,10 @@ pub struct RunPlan {
     max_seeds: usize,
     /// `sowings[house * (max_seeds + 1) + seeds]`.
     sowings: Vec<Sowing>,
-    /// `lists[pattern][m]`: the runs of a spill pattern over sides of `m` seeds.
-    lists: Vec<Vec<RunList>>,
-    /// The same runs stored for the kernels: `list_ids[pattern][m]`.
+    /// `lists[pattern][m]`: a spill pattern over sides of `m` seeds.
+    lists: Vec<Vec<ListInfo>>,
+    /// Every pattern's runs, for the kernels.
     run_lists: RunLists,
-    list_ids: Vec<Vec<u32>>,
     /// Ranks of whole boards, for row starts.
     boards: CompositionIndex<HOUSES>,
 }
@@ -157,16 +166,23 @@ impl RunPlan {
             })
             .collect();
         let mut run_lists = RunLists::default();
-        let list_ids = lists
-            .iter()
-            .map(|by_m| by_m.iter().map(|l| run_lists.push(&l.runs)).collect())
+        let lists = lists
+            .into_iter()
+            .map(|by_m| {
+                by_m.into_iter()
+                    .map(|list| ListInfo {
+                        id: run_lists.push(&list.runs),
+                        captures: list.captures,
+                        illegal: list.illegal,
+                    })
+                    .collect()
+            })
             .collect();
         RunPlan {
             max_seeds,
             sowings,
             lists,
             run_lists,
-            list_ids,
             boards: CompositionIndex::new(max_seeds),
         }
     }
@@ -178,8 +194,7 @@ impl RunPlan {
 
     /// Bytes held by the plan's run lists.
     pub fn heap_bytes(&self) -> usize {
-        let runs: usize = self.lists.iter().flatten().map(|l| l.runs.len()).sum();
-        runs * std::mem::size_of::<Run>() + self.run_lists.heap_bytes()
+        self.run_lists.heap_bytes()
     }
 }
 
@@ -449,7 +464,7 @@ fn compile(plan: &RunPlan, level: &LevelRows, level_starts: &[usize]) -> RowProg
                 *a += s;
             }
             program.moves.push(RowMove {
-                list: plan.list_ids[sowing.pattern][other as usize],
+                list: list.id,
                 first_base: program.bases.len() as u32,
             });
             let mut captures = list.captures;
@@ -974,12 +989,13 @@ mod tests {
         for lists in &plan.lists {
             for (m, list) in lists.iter().enumerate() {
                 let columns = CompositionIndex::<SIDE>::count(m) as u32;
+                let runs = plan.run_lists.get(list.id);
                 if list.illegal {
-                    assert!(m == 0 && list.runs.is_empty());
+                    assert!(m == 0 && runs.is_empty());
                     continue;
                 }
                 let mut next = 0;
-                for run in &list.runs {
+                for run in runs {
                     assert_eq!(run.src, next, "runs are consecutive");
                     next += run.len;
                 }
