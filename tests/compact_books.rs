@@ -3,7 +3,7 @@
 
 use endbook::book::{self, Container, SectionData};
 use endbook::games::oware::book::GAME_TAG;
-use endbook::games::oware::compact::{self, Level};
+use endbook::games::oware::compact::{self, Codec, Level};
 use endbook::games::oware::{generate, BoardIndex, Encoding, GenerateOptions, OwareBook};
 
 mod common;
@@ -57,11 +57,15 @@ fn replay(list: &[(u32, i8)], turns: u32) -> i8 {
 #[test]
 fn encoding_round_trips_random_change_lists() {
     let mut rng = Rng(0x5eed);
-    for boards in [1, 7, 8, 9, 100, 1000] {
+    for (codec, boards) in [Codec::V1, Codec::V2]
+        .into_iter()
+        .flat_map(|codec| [1, 7, 8, 9, 100, 1000].map(|boards| (codec, boards)))
+    {
         let last_change = 200;
         let lists = random_changes(&mut rng, boards, last_change);
-        let section = compact::encode(boards, |board| lists[board].clone());
-        let level = Level::parse(&section, boards, last_change, 63).expect("a valid encoding");
+        let section = compact::encode(codec, boards, |board| lists[board].clone());
+        let level =
+            Level::parse(&section, codec, boards, last_change, 63).expect("a valid encoding");
         let layers = level.layers(last_change);
         for (board, list) in lists.iter().enumerate() {
             for turns in 1..=last_change {
@@ -77,32 +81,90 @@ fn encoding_round_trips_random_change_lists() {
         // A tighter last change than the data is refused.
         let latest = lists.iter().filter_map(|l| l.last()).map(|&(t, _)| t).max();
         if let Some(latest) = latest.filter(|&t| t > 1) {
-            assert!(Level::parse(&section, boards, latest - 1, 63).is_err());
+            assert!(Level::parse(&section, codec, boards, latest - 1, 63).is_err());
         }
         // A tighter bound than the data is refused.
         let widest = lists.iter().flatten().map(|&(_, v)| v.unsigned_abs()).max();
         if let Some(widest) = widest.filter(|&w| w > 0) {
-            assert!(Level::parse(&section, boards, last_change, widest as i8 - 1).is_err());
+            assert!(Level::parse(&section, codec, boards, last_change, widest as i8 - 1).is_err());
         }
     }
+}
+
+/// The section of one board's level with `changes`, in `codec`.
+fn one_board(codec: Codec, changes: &[(u32, i8)]) -> Vec<u8> {
+    let section = compact::encode(codec, 1, |_| changes.to_vec());
+    Level::parse(&section, codec, 1, 255, 100).expect("a valid encoding");
+    section
+}
+
+#[test]
+fn version_2_spends_the_fewest_bytes_its_codes_allow() {
+    // Offsets 0 and the record's length, then the record: length, body.
+    let record = |body: &[u8]| {
+        let mut section = [0u32.to_le_bytes(), (body.len() as u32 + 1).to_le_bytes()].concat();
+        section.push(body.len() as u8);
+        section.extend_from_slice(body);
+        section
+    };
+    type Case<'a> = (&'a [(u32, i8)], &'a [u8]);
+    let cases: [Case; 8] = [
+        // Worth 0 throughout: an empty body.
+        (&[], &[]),
+        // One byte: 0b0ddttttt, d = 0..=3 for -2, -1, +1, +2, dt = t + 1.
+        (&[(1, 2)], &[0x60]),
+        (&[(1, -1), (33, -3)], &[0x20, 0x1f]),
+        (&[(5, 1), (6, -1)], &[0x44, 0x00]),
+        // Two bytes: a delay beyond 32 turns or a step beyond 2.
+        (&[(34, 1)], &[0x81, 33]),
+        (&[(1, 3), (2, -29)], &[0x83, 0, 0xa0, 0]),
+        (&[(200, -32)], &[0xa0, 199]),
+        // Three: a step beyond -32..=31.
+        (&[(3, 40), (4, 39)], &[0xc0, 3, 40, 0x20]),
+    ];
+    for (changes, body) in cases {
+        assert_eq!(one_board(Codec::V2, changes), record(body), "{changes:?}");
+    }
+    // Version 1 for comparison: the value at turn 1, then a byte per change.
+    assert_eq!(one_board(Codec::V1, &[]), record(&[0]));
+    assert_eq!(one_board(Codec::V1, &[(1, 2), (17, 9)]), record(&[2, 0xf7]));
+    assert_eq!(
+        one_board(Codec::V1, &[(2, 2), (20, 1)]),
+        record(&[0, 0x02, 0xff, 18, 0xff])
+    );
 }
 
 #[test]
 fn compact_and_layer_books_answer_alike() {
     let generated = generate(GenerateOptions::new(10), |_| {});
     let compact = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+    let version_1 =
+        OwareBook::from_bytes(OwareBook::to_bytes_with(&generated, Encoding::ChangesV1)).unwrap();
     let layers =
         OwareBook::from_bytes(OwareBook::to_bytes_with(&generated, Encoding::Layers)).unwrap();
     assert_eq!(compact.encoding(), Encoding::Changes);
+    assert_eq!(version_1.encoding(), Encoding::ChangesV1);
     assert_eq!(layers.encoding(), Encoding::Layers);
     assert!(
         compact.file_len() * 10 < layers.file_len(),
         "compact is far smaller"
     );
-    let (mut from_compact, mut from_layers) = (Vec::new(), Vec::new());
-    compact.export_flat(200, &mut from_compact).unwrap();
+    assert!(
+        compact.file_len() * 10 < version_1.file_len() * 9,
+        "version 2 is smaller than version 1: {} and {} bytes",
+        compact.file_len(),
+        version_1.file_len()
+    );
+    let mut from_layers = Vec::new();
     layers.export_flat(200, &mut from_layers).unwrap();
-    assert!(from_compact == from_layers, "flat exports differ");
+    for book in [&compact, &version_1] {
+        let mut flat = Vec::new();
+        book.export_flat(200, &mut flat).unwrap();
+        assert!(flat == from_layers, "flat exports differ");
+        for seeds in 0..=10 {
+            assert_eq!(book.level_stats(seeds), layers.level_stats(seeds));
+        }
+    }
     // Direct lookups, every board of two levels at a spread of turns.
     let index = BoardIndex::new(10);
     let start = index.level_starts()[7];
@@ -111,7 +173,9 @@ fn compact_and_layer_books_answer_alike() {
         .take(index.level_starts()[9] - start)
     {
         for turns in [1, 2, 5, 17, 64, 99, 145, 146, 200] {
-            assert_eq!(compact.value(&board, turns), layers.value(&board, turns));
+            let expected = layers.value(&board, turns);
+            assert_eq!(compact.value(&board, turns), expected);
+            assert_eq!(version_1.value(&board, turns), expected);
         }
     }
 }
@@ -119,9 +183,10 @@ fn compact_and_layer_books_answer_alike() {
 /// A section's meta numbers and bytes.
 type Section = ([u64; 2], Vec<u8>);
 
-/// A 3-seed compact book's params and sections, to tamper with.
-fn parts() -> (Vec<u64>, Vec<Section>) {
-    let bytes = OwareBook::to_bytes(&generate(GenerateOptions::new(3), |_| {}));
+/// A 3-seed book's params and sections in `encoding`, to tamper with.
+fn parts(encoding: Encoding) -> (Vec<u64>, Vec<Section>) {
+    let generated = generate(GenerateOptions::new(3), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, encoding);
     let container = Container::from_bytes("parts", bytes, GAME_TAG).unwrap();
     let sections = (0..container.sections().len())
         .map(|i| (container.sections()[i].meta, container.section(i).to_vec()))
@@ -129,9 +194,10 @@ fn parts() -> (Vec<u64>, Vec<Section>) {
     (container.params().to_vec(), sections)
 }
 
-/// The book with level `level`'s section replaced, checksums recomputed.
-fn with_section(level: usize, section: Vec<u8>) -> Vec<u8> {
-    let (params, mut sections) = parts();
+/// The book in `encoding` with level `level`'s section replaced, checksums
+/// recomputed.
+fn with_section(encoding: Encoding, level: usize, section: Vec<u8>) -> Vec<u8> {
+    let (params, mut sections) = parts(encoding);
     sections[level].1 = section;
     let data: Vec<SectionData<'_>> = sections
         .iter()
@@ -149,59 +215,85 @@ fn assert_corrupt(bytes: Vec<u8>, what: &str) {
 
 #[test]
 fn malformed_compact_sections_are_corrupt() {
-    let (_, sections) = parts();
     let level = 3;
-    let original = sections[level].1.clone();
     let boards = BoardIndex::level_size(3);
     let index_len = (boards.div_ceil(compact::BLOCK) + 1) * 4;
-    let records_len = original.len() - index_len;
-    let tamper = |f: &dyn Fn(&mut Vec<u8>)| {
-        let mut section = original.clone();
-        f(&mut section);
-        with_section(level, section)
-    };
-    assert!(OwareBook::from_bytes(tamper(&|_| {})).is_ok(), "control");
-    assert_corrupt(tamper(&|s| s.truncate(10)), "offsets cut short");
-    assert_corrupt(tamper(&|s| s.truncate(s.len() - 1)), "records cut short");
-    assert_corrupt(tamper(&|s| s.push(0)), "a byte after the records");
-    assert_corrupt(tamper(&|s| s[0] = 1), "first offset not zero");
-    assert_corrupt(
-        tamper(&|s| {
-            s[index_len - 4..index_len].copy_from_slice(&(records_len as u32 + 1).to_le_bytes())
-        }),
-        "last offset past the records",
-    );
-    assert_corrupt(
-        tamper(&|s| s[4..8].copy_from_slice(&1u32.to_le_bytes())),
-        "a block ends early",
-    );
-    assert_corrupt(tamper(&|s| s[index_len] = 0), "an empty first record");
-    assert_corrupt(tamper(&|s| s[index_len] = 0x80), "an unterminated length");
-    // A synthetic level where every board changes once, at turn 2: records
-    // are [len 2][value 1][code 0x01]. Then break the first record's change.
-    let synthetic = compact::encode(boards, |_| vec![(1, 1), (2, 2)]);
-    assert!(OwareBook::from_bytes(with_section(level, synthetic.clone())).is_ok());
-    let broken = |at: usize, byte: u8| {
-        let mut section = synthetic.clone();
-        section[index_len + at] = byte;
-        with_section(level, section)
-    };
-    assert_corrupt(broken(2, 0x00), "a change of zero");
-    assert_corrupt(broken(2, 0xff), "an escape cut short by its record");
-    assert_corrupt(broken(0, 100), "a record running past its block");
-    assert_corrupt(broken(1, 0x80), "a value of -128");
-    assert_corrupt(broken(1, 4), "a value beyond the level's seeds");
-    // Sections of the wrong level sizes.
-    let (_, sections) = parts();
-    assert_corrupt(
-        with_section(2, sections[3].1.clone()),
-        "level 3's section as level 2",
-    );
+    for (encoding, codec) in [
+        (Encoding::Changes, Codec::V2),
+        (Encoding::ChangesV1, Codec::V1),
+    ] {
+        let (_, sections) = parts(encoding);
+        let original = sections[level].1.clone();
+        let records_len = original.len() - index_len;
+        let tamper = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut section = original.clone();
+            f(&mut section);
+            with_section(encoding, level, section)
+        };
+        assert!(OwareBook::from_bytes(tamper(&|_| {})).is_ok(), "control");
+        assert_corrupt(tamper(&|s| s.truncate(10)), "offsets cut short");
+        assert_corrupt(tamper(&|s| s.truncate(s.len() - 1)), "records cut short");
+        assert_corrupt(tamper(&|s| s.push(0)), "a byte after the records");
+        assert_corrupt(tamper(&|s| s[0] = 1), "first offset not zero");
+        assert_corrupt(
+            tamper(&|s| {
+                s[index_len - 4..index_len].copy_from_slice(&(records_len as u32 + 1).to_le_bytes())
+            }),
+            "last offset past the records",
+        );
+        assert_corrupt(
+            tamper(&|s| s[4..8].copy_from_slice(&1u32.to_le_bytes())),
+            "a block ends early",
+        );
+        assert_corrupt(tamper(&|s| s[index_len] = 0x80), "an unterminated length");
+        assert_corrupt(
+            tamper(&|s| s[index_len] = 100),
+            "a record running past its block",
+        );
+        // Sections of the wrong level sizes.
+        assert_corrupt(
+            with_section(encoding, 2, sections[3].1.clone()),
+            "level 3's section as level 2",
+        );
+        // A synthetic level where every board changes twice, to 1 at turn 1
+        // and to 2 at turn 2; then break the first record's changes.
+        let synthetic = compact::encode(codec, boards, |_| vec![(1, 1), (2, 2)]);
+        assert!(OwareBook::from_bytes(with_section(encoding, level, synthetic.clone())).is_ok());
+        let broken = |bytes: &[(usize, u8)]| {
+            let mut section = synthetic.clone();
+            for &(at, byte) in bytes {
+                section[index_len + at] = byte;
+            }
+            with_section(encoding, level, section)
+        };
+        match codec {
+            // Records: [len 2][value 1][code 0x01].
+            Codec::V1 => {
+                assert_corrupt(broken(&[(0, 0)]), "an empty record");
+                assert_corrupt(broken(&[(2, 0x00)]), "a change of zero");
+                assert_corrupt(broken(&[(2, 0xff)]), "an escape cut short by its record");
+                assert_corrupt(broken(&[(1, 0x80)]), "a value of -128");
+                assert_corrupt(broken(&[(1, 4)]), "a value beyond the level's seeds");
+            }
+            // Records: [len 2][code 0x40][code 0x40].
+            Codec::V2 => {
+                assert_corrupt(broken(&[(1, 0xc1)]), "an unassigned code");
+                assert_corrupt(broken(&[(2, 0xc0)]), "an escape cut short by its record");
+                assert_corrupt(broken(&[(2, 0x80)]), "a long code cut short by its record");
+                assert_corrupt(broken(&[(1, 0x80)]), "a long change of zero");
+                assert_corrupt(
+                    broken(&[(1, 0x84), (2, 0)]),
+                    "a value beyond the level's seeds",
+                );
+                assert_corrupt(broken(&[(2, 0x5f)]), "a change after the last change");
+            }
+        }
+    }
 }
 
 #[test]
 fn random_mutations_under_valid_checksums_never_panic() {
-    let (_, sections) = parts();
+    let (_, sections) = parts(Encoding::Changes);
     let mut rng = Rng(42);
     let index = BoardIndex::new(3);
     let mut accepted = 0;
@@ -213,7 +305,7 @@ fn random_mutations_under_valid_checksums_never_panic() {
             section[at] ^= 1 << rng.below(8);
         }
         // Either refused, or every lookup and export still works.
-        if let Ok(book) = OwareBook::from_bytes(with_section(level, section)) {
+        if let Ok(book) = OwareBook::from_bytes(with_section(Encoding::Changes, level, section)) {
             accepted += 1;
             for (board, _) in index.boards_from(0) {
                 for turns in [1, 2, 30, 200] {

@@ -10,8 +10,11 @@
 //!
 //! - [`Encoding::Layers`]: layers `1..=last_change`, each one value (`i8`) per
 //!   board in rank order.
-//! - [`Encoding::Changes`]: per board, its value at turn 1 and a byte per
-//!   change (see [`super::compact`]); about 20 times smaller.
+//! - [`Encoding::Changes`]: per board, the turns at which its value changes
+//!   and by how much, mostly a byte per change ([`compact::Codec::V2`]);
+//!   about 23 times smaller at 12 seeds.
+//! - [`Encoding::ChangesV1`]: the same with [`compact::Codec::V1`], as books
+//!   written before version 2 hold them (read, and written on request).
 
 use super::board::Board;
 use super::compact;
@@ -37,8 +40,11 @@ pub const RULES_ABAPA: u64 = 1;
 pub enum Encoding {
     /// Every layer up to the level's last change, one byte per board.
     Layers,
-    /// Each board's value at turn 1 and the turns at which it changes.
+    /// The turns at which each board's value changes, [`compact::Codec::V2`].
     Changes,
+    /// Each board's value at turn 1 and the turns at which it changes,
+    /// [`compact::Codec::V1`]: the compact encoding of earlier books.
+    ChangesV1,
 }
 
 impl Encoding {
@@ -60,7 +66,17 @@ impl Encoding {
     fn code(self) -> u64 {
         match self {
             Encoding::Layers => 0,
-            Encoding::Changes => 1,
+            Encoding::ChangesV1 => 1,
+            Encoding::Changes => 2,
+        }
+    }
+
+    /// The codec of a compact encoding.
+    fn codec(self) -> Option<compact::Codec> {
+        match self {
+            Encoding::Layers => None,
+            Encoding::ChangesV1 => Some(compact::Codec::V1),
+            Encoding::Changes => Some(compact::Codec::V2),
         }
     }
 
@@ -69,6 +85,7 @@ impl Encoding {
         match self {
             Encoding::Layers => "layers",
             Encoding::Changes => "changes",
+            Encoding::ChangesV1 => "changes-v1",
         }
     }
 }
@@ -186,7 +203,8 @@ impl OwareBook {
             4 => Encoding::Layers,
             5 => match params[4] {
                 0 => Encoding::Layers,
-                1 => Encoding::Changes,
+                1 => Encoding::ChangesV1,
+                2 => Encoding::Changes,
                 code => return Err(container.corrupt(format!("unknown value encoding {code}"))),
             },
             count => {
@@ -234,15 +252,15 @@ impl OwareBook {
             // A board with n seeds can gain at most n net, and lose at most n.
             let bound = seeds as i8;
             let bytes = container.section(seeds);
-            match encoding {
-                Encoding::Layers if section.len != states * last_change => {
+            match encoding.codec() {
+                None if section.len != states * last_change => {
                     return Err(container.corrupt(format!(
                         "level {seeds} holds {} bytes, expected {}",
                         section.len,
                         states * last_change
                     )));
                 }
-                Encoding::Layers => {
+                None => {
                     if let Some(&value) = bytes
                         .iter()
                         .find(|&&b| (b as i8).unsigned_abs() > seeds as u8)
@@ -253,8 +271,8 @@ impl OwareBook {
                         )));
                     }
                 }
-                Encoding::Changes => {
-                    compact::Level::parse(bytes, states as usize, last_change as u32, bound)
+                Some(codec) => {
+                    compact::Level::parse(bytes, codec, states as usize, last_change as u32, bound)
                         .map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
                 }
             }
@@ -330,11 +348,11 @@ impl OwareBook {
     /// The section bytes of one level of `solution` in `encoding`, as
     /// [`OwareBook::write_encoded`] takes them.
     pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<u8> {
-        match encoding {
-            Encoding::Layers => to_bytes(solution.level_layers(level)),
-            Encoding::Changes => {
+        match encoding.codec() {
+            None => to_bytes(solution.level_layers(level)),
+            Some(codec) => {
                 let start = solution.level_starts[level];
-                compact::encode_chunked(solution.levels[level].states, |boards| {
+                compact::encode_chunked(codec, solution.levels[level].states, |boards| {
                     let mut changes =
                         solution.states_changes(start + boards.start, start + boards.end);
                     move |out: &mut Vec<(u32, i8)>| changes.next_state(out)
@@ -379,11 +397,11 @@ impl OwareBook {
             };
             let section = self.container.section(level.seeds as usize);
             let boards = level.states as usize;
-            match self.encoding {
-                Encoding::Changes => {
-                    compact::Level::trusted(section, boards).for_each_change(record)
+            match self.encoding.codec() {
+                Some(codec) => {
+                    compact::Level::trusted(section, codec, boards).for_each_change(record)
                 }
-                Encoding::Layers => {
+                None => {
                     let value = |layer: usize, board: usize| section[layer * boards + board] as i8;
                     for board in 0..boards {
                         for layer in 0..level.last_change as usize {
@@ -475,14 +493,13 @@ impl OwareBook {
         let level = &self.levels[seeds];
         let rank = self.index.rank(board);
         let section = self.container.section(seeds);
-        let value = match self.encoding {
-            Encoding::Layers => {
+        let value = match self.encoding.codec() {
+            None => {
                 let layer = turns_left.min(level.last_change) as usize - 1;
                 section[layer * level.states as usize + rank] as i8
             }
-            Encoding::Changes => {
-                compact::Level::trusted(section, level.states as usize).value(rank, turns_left)
-            }
+            Some(codec) => compact::Level::trusted(section, codec, level.states as usize)
+                .value(rank, turns_left),
         };
         i32::from(value)
     }
@@ -523,13 +540,15 @@ impl OwareBook {
             changes += board_changes;
             converged[(i32::from(value) + seeds as i32) as usize] += 1;
         };
-        match self.encoding {
-            Encoding::Changes => {
-                for (board_changes, value) in compact::Level::trusted(section, boards).summaries() {
+        match self.encoding.codec() {
+            Some(codec) => {
+                for (board_changes, value) in
+                    compact::Level::trusted(section, codec, boards).summaries()
+                {
                     record(u64::from(board_changes), value);
                 }
             }
-            Encoding::Layers => {
+            None => {
                 let layers = level.last_change as usize;
                 for board in 0..boards {
                     let value = |layer: usize| section[layer * boards + board] as i8;
@@ -562,13 +581,11 @@ impl OwareBook {
         // Each level's stored layers, decoded once for the compact encoding.
         let decoded: Vec<Option<Vec<i8>>> = self.levels[1..]
             .par_iter()
-            .map(|level| match self.encoding {
-                Encoding::Layers => None,
-                Encoding::Changes => {
-                    let section = self.container.section(level.seeds as usize);
-                    let level_data = compact::Level::trusted(section, level.states as usize);
-                    Some(level_data.layers(level.last_change.min(layers)))
-                }
+            .map(|level| {
+                let codec = self.encoding.codec()?;
+                let section = self.container.section(level.seeds as usize);
+                let level_data = compact::Level::trusted(section, codec, level.states as usize);
+                Some(level_data.layers(level.last_change.min(layers)))
             })
             .collect();
         for turns_left in 1..=layers {
