@@ -5,7 +5,8 @@
 //! temporary `.partial` name that never survives, and every error names the file.
 
 use endbook::book::{
-    self, BookError, SectionData, FORMAT_VERSION, MAGIC, MAX_PARAMS, MAX_SECTIONS, SECTION_ALIGN,
+    self, Appender, BookError, Container, SectionData, FORMAT_VERSION, MAGIC, MAX_PARAMS,
+    MAX_SECTIONS, SECTION_ALIGN, TABLE_ROOM,
 };
 use endbook::games::oware::book::{GAME_TAG, RULES_ABAPA};
 use endbook::games::oware::{
@@ -236,7 +237,9 @@ fn the_small_book_is_laid_out_as_documented() {
     assert_eq!(get_u64(bytes, param_at(MAX_SEEDS)), u64::from(SEEDS));
     let swept = get_u64(bytes, param_at(TURNS_SWEPT));
     assert!((1..=u64::from(DEFAULT_TURN_LIMIT)).contains(&swept));
-    let mut end = header_len(bytes) as u64;
+    // Room before the first section for a table of TABLE_ROOM sections.
+    let room = header_len(bytes) + SECTION_ENTRY * (TABLE_ROOM - section_count(bytes));
+    let mut end = room as u64;
     for i in 0..section_count(bytes) {
         let offset = section_field(bytes, i, Field::Offset);
         let len = section_field(bytes, i, Field::Len);
@@ -1004,4 +1007,71 @@ fn a_file_replaced_by_a_longer_one_is_read_whole() {
     OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
     assert!(fs::read(&path).unwrap() == valid());
     OwareBook::open(&path).unwrap();
+}
+
+/// A container written section by section, committing as it goes, is byte
+/// for byte the container written whole; sections appended after the last
+/// commit (a crash) are cut off when it is reopened.
+#[test]
+fn appended_books_equal_written_ones_and_survive_an_interrupted_append() {
+    let game = *b"TEST";
+    let data: Vec<Vec<u8>> = (0..5u8)
+        .map(|i| {
+            (0..100 * usize::from(i) + 3)
+                .map(|j| (j as u8) ^ i)
+                .collect()
+        })
+        .collect();
+    let sections = |count: usize| -> Vec<SectionData<'_>> {
+        data[..count]
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| SectionData {
+                meta: [i as u64, 7],
+                bytes,
+            })
+            .collect()
+    };
+    let params = |count: usize| [count as u64, 42];
+    let dir = tempfile::tempdir().unwrap();
+    let (growing, done) = (dir.path().join("growing"), dir.path().join("done"));
+    let mut appender = Appender::create(&growing, game, 2).unwrap();
+    for count in 1..=3 {
+        appender.append(sections(count).pop().unwrap()).unwrap();
+        appender.commit(&params(count)).unwrap();
+        let whole = book::to_bytes(game, &params(count), &sections(count));
+        assert!(fs::read(&growing).unwrap() == whole, "{count} sections");
+        assert_eq!(
+            Container::open(&growing, game).unwrap().sections().len(),
+            count
+        );
+    }
+    // A fourth section appended, then the writer dies before committing.
+    appender.append(sections(4).pop().unwrap()).unwrap();
+    drop(appender);
+    assert!(
+        Container::open(&growing, game).is_err(),
+        "uncommitted bytes"
+    );
+    let (mut appender, committed) = Appender::reopen(&growing, game).unwrap();
+    assert_eq!(committed, params(3));
+    assert_eq!(appender.sections(), 3);
+    assert!(fs::read(&growing).unwrap() == book::to_bytes(game, &params(3), &sections(3)));
+    for count in 4..=5 {
+        appender.append(sections(count).pop().unwrap()).unwrap();
+    }
+    appender.finish(&params(5), &done).unwrap();
+    assert!(!growing.exists(), "renamed into place");
+    assert!(fs::read(&done).unwrap() == book::to_bytes(game, &params(5), &sections(5)));
+    // A file never committed is no book; another game's is refused.
+    let empty = dir.path().join("empty");
+    drop(Appender::create(&empty, game, 2).unwrap());
+    assert!(matches!(
+        Appender::reopen(&empty, game),
+        Err(BookError::NotABook { .. })
+    ));
+    assert!(matches!(
+        Appender::reopen(&done, *b"OTHR"),
+        Err(BookError::WrongGame { .. })
+    ));
 }

@@ -487,7 +487,7 @@ fn extending_a_book_gives_the_book_generated_at_once() {
 /// equals one generated without interruption.
 #[test]
 fn a_killed_generation_resumes_to_the_identical_book() {
-    use endbook::games::oware::OwareBook;
+    use endbook::games::oware::{BookWriter, OwareBook};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("12.book");
     let checkpoint = dir.path().join("12.book.checkpoint");
@@ -501,7 +501,8 @@ fn a_killed_generation_resumes_to_the_identical_book() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the generation ended ({status}) before a checkpoint of level 10 was seen");
         }
-        // Checkpoints are renamed into place whole, so any one seen opens.
+        // The checkpoint opens once its header is committed, except while a
+        // level is being appended after it.
         if let Ok(book) = OwareBook::open(&checkpoint) {
             if book.max_seeds() >= 10 {
                 child.kill().unwrap();
@@ -516,6 +517,9 @@ fn a_killed_generation_resumes_to_the_identical_book() {
         "the checkpoint of the last level is never written"
     );
     assert!(!out.exists(), "a killed run left a book at the output path");
+    // Killed perhaps amid appending a level: reopening cuts that off, and
+    // the levels committed remain.
+    drop(BookWriter::reopen(&checkpoint).unwrap());
     assert!(OwareBook::open(&checkpoint).unwrap().max_seeds() >= killed_at);
 
     let resumed = endbook(&generate_args("12", &out, &["--resume"]));
@@ -530,6 +534,32 @@ fn a_killed_generation_resumes_to_the_identical_book() {
     let fresh = dir.path().join("fresh.book");
     let out_fresh = endbook(&generate_args("12", &fresh, &[]));
     assert!(out_fresh.status.success());
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+}
+
+/// A checkpoint in another encoding (the first compact one, as an earlier
+/// build wrote) is taken over by copying its levels, encoded anew, into a new
+/// book: the result equals a fresh run's.
+#[test]
+fn resume_takes_over_a_checkpoint_of_an_earlier_build() {
+    use endbook::games::oware::{generate, Encoding, GenerateOptions, OwareBook};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("9.book");
+    let checkpoint = dir.path().join("9.book.checkpoint");
+    let old = generate(GenerateOptions::new(6), |_| {});
+    OwareBook::write_with(&checkpoint, &old, Encoding::ChangesV1).unwrap();
+    let resumed = endbook(&generate_args("9", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(text(&resumed.stderr).contains("taking over levels 0..=6"));
+    assert!(!checkpoint.exists());
+    let fresh = dir.path().join("fresh.book");
+    assert!(endbook(&generate_args("9", &fresh, &[])).status.success());
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+    // A checkpoint that never got its first level: started afresh.
+    std::fs::write(&checkpoint, vec![0u8; 4096]).unwrap();
+    let again = endbook(&generate_args("9", &out, &["--resume"]));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("holds no finished level"));
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
 }
 

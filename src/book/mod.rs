@@ -15,17 +15,21 @@
 //! | … | 4 | CRC-32 of every header byte before it |
 //!
 //! Sections follow the header, each at a multiple of [`SECTION_ALIGN`], in
-//! table order, without overlap; the file ends with the last section. Opening
-//! checks all of this and every checksum, so a truncated, corrupt or foreign
-//! file is an error before any value is read.
+//! table order, without overlap, with zero padding between; the file ends
+//! with the last section. Writers leave room before the first section for a
+//! table of [`TABLE_ROOM`] sections. Opening checks all of this and every
+//! checksum, so a truncated, corrupt or foreign file is an error before any
+//! value is read.
 //!
 //! Files are written under a temporary name beside the target and renamed
-//! into place once complete, so a crash never leaves a partial book behind.
+//! into place once complete, so a crash never leaves a partial book behind:
+//! whole by [`write`], or section by section by an [`Appender`], whose file
+//! is a complete book of the sections committed so far (a checkpoint).
 
 use memmap2::Mmap;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
@@ -171,7 +175,8 @@ impl Container {
             // is validated below before use. As with any file mapping, another
             // process truncating or rewriting the file while it is open is
             // outside what this process can guard against; books are written
-            // once under a temporary name and renamed, never modified in place.
+            // under a temporary name and renamed, never modified in place
+            // after (only an `Appender`'s unfinished file grows in place).
             Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(io_error)?)
         };
         Self::validate(path.to_owned(), bytes, game)
@@ -211,57 +216,19 @@ impl Container {
                 found,
             });
         }
-        let param_count = read_u32(&bytes, 16);
-        let section_count = read_u32(&bytes, 20);
-        if param_count > MAX_PARAMS || section_count > MAX_SECTIONS {
-            return Err(corrupt(format!(
-                "{param_count} parameters and {section_count} sections exceed the limits"
-            )));
-        }
-        let header_len = header_len(param_count as usize, section_count as usize);
-        if bytes.len() < header_len {
-            return Err(truncated(header_len as u64));
-        }
-        let stored_crc = read_u32(&bytes, header_len - 4);
-        if crc32fast::hash(&bytes[..header_len - 4]) != stored_crc {
-            return Err(BookError::ChecksumMismatch {
-                path,
-                what: "the header".into(),
-            });
-        }
-        let params: Vec<u64> = (0..param_count as usize)
-            .map(|i| read_u64(&bytes, FIXED_HEADER + 8 * i))
-            .collect();
-        let table = FIXED_HEADER + 8 * param_count as usize;
-        let mut sections = Vec::with_capacity(section_count as usize);
+        let Header {
+            params,
+            sections,
+            len: header_len,
+        } = Header::parse(&path, &bytes)?;
         let mut end = header_len as u64;
-        for i in 0..section_count as usize {
-            let entry = table + SECTION_ENTRY * i;
-            let section = SectionInfo {
-                offset: read_u64(&bytes, entry),
-                len: read_u64(&bytes, entry + 8),
-                meta: [read_u64(&bytes, entry + 16), read_u64(&bytes, entry + 24)],
-                crc32: read_u32(&bytes, entry + 32),
-            };
-            if read_u32(&bytes, entry + 36) != 0 {
-                return Err(corrupt(format!("section {i}: reserved field is not zero")));
-            }
-            if !section.offset.is_multiple_of(SECTION_ALIGN) || section.offset < end {
-                return Err(corrupt(format!(
-                    "section {i} starts at {} (must be aligned and after byte {end})",
-                    section.offset
-                )));
-            }
+        for (i, section) in sections.iter().enumerate() {
             // Padding is covered by no checksum: it must be zero.
             let padding = bytes.get(end as usize..section.offset as usize);
             if padding.is_some_and(|p| p.iter().any(|&b| b != 0)) {
                 return Err(corrupt(format!("non-zero padding before section {i}")));
             }
-            end = section
-                .offset
-                .checked_add(section.len)
-                .ok_or_else(|| corrupt(format!("section {i} is longer than any file")))?;
-            sections.push(section);
+            end = section.offset + section.len;
         }
         if len < end {
             return Err(truncated(end));
@@ -330,6 +297,90 @@ impl Container {
     }
 }
 
+/// A parsed header: parameters and section table, checked against each
+/// other and the container's rules, but not against the file's length or
+/// sections.
+struct Header {
+    params: Vec<u64>,
+    sections: Vec<SectionInfo>,
+    /// Header bytes, checksum included.
+    len: usize,
+}
+
+impl Header {
+    /// Parses the header at the start of `bytes` (magic, version and game
+    /// checked by the caller).
+    fn parse(path: &Path, bytes: &[u8]) -> Result<Header, BookError> {
+        let corrupt = |reason: String| BookError::Corrupt {
+            path: path.to_owned(),
+            reason,
+        };
+        let param_count = read_u32(bytes, 16);
+        let section_count = read_u32(bytes, 20);
+        if param_count > MAX_PARAMS || section_count > MAX_SECTIONS {
+            return Err(corrupt(format!(
+                "{param_count} parameters and {section_count} sections exceed the limits"
+            )));
+        }
+        let header_len = header_len(param_count as usize, section_count as usize);
+        if bytes.len() < header_len {
+            return Err(BookError::Truncated {
+                path: path.to_owned(),
+                needed: header_len as u64,
+                len: bytes.len() as u64,
+            });
+        }
+        let stored_crc = read_u32(bytes, header_len - 4);
+        if crc32fast::hash(&bytes[..header_len - 4]) != stored_crc {
+            return Err(BookError::ChecksumMismatch {
+                path: path.to_owned(),
+                what: "the header".into(),
+            });
+        }
+        let params: Vec<u64> = (0..param_count as usize)
+            .map(|i| read_u64(bytes, FIXED_HEADER + 8 * i))
+            .collect();
+        let table = FIXED_HEADER + 8 * param_count as usize;
+        let mut sections = Vec::with_capacity(section_count as usize);
+        let mut end = header_len as u64;
+        for i in 0..section_count as usize {
+            let entry = table + SECTION_ENTRY * i;
+            let section = SectionInfo {
+                offset: read_u64(bytes, entry),
+                len: read_u64(bytes, entry + 8),
+                meta: [read_u64(bytes, entry + 16), read_u64(bytes, entry + 24)],
+                crc32: read_u32(bytes, entry + 32),
+            };
+            if read_u32(bytes, entry + 36) != 0 {
+                return Err(corrupt(format!("section {i}: reserved field is not zero")));
+            }
+            if !section.offset.is_multiple_of(SECTION_ALIGN) || section.offset < end {
+                return Err(corrupt(format!(
+                    "section {i} starts at {} (must be aligned and after byte {end})",
+                    section.offset
+                )));
+            }
+            end = section
+                .offset
+                .checked_add(section.len)
+                .ok_or_else(|| corrupt(format!("section {i} is longer than any file")))?;
+            sections.push(section);
+        }
+        Ok(Header {
+            params,
+            sections,
+            len: header_len,
+        })
+    }
+
+    /// Where the last section ends (the header's end if there is none).
+    fn end(&self) -> u64 {
+        self.sections
+            .last()
+            .map_or(self.len as u64, |s| s.offset + s.len)
+    }
+}
+
 /// One section to write.
 pub struct SectionData<'a> {
     /// Two numbers whose meaning the game defines.
@@ -390,6 +441,43 @@ fn write_container(
     sections: &[SectionData<'_>],
 ) -> io::Result<()> {
     assert!(params.len() <= MAX_PARAMS as usize && sections.len() <= MAX_SECTIONS as usize);
+    let mut offset = first_section(params.len(), sections.len());
+    let mut table = Vec::with_capacity(sections.len());
+    for section in sections {
+        offset = offset.next_multiple_of(SECTION_ALIGN);
+        table.push(SectionInfo {
+            offset,
+            len: section.bytes.len() as u64,
+            meta: section.meta,
+            crc32: crc32fast::hash(section.bytes),
+        });
+        offset += section.bytes.len() as u64;
+    }
+    let header = header_bytes(game, params, &table);
+    out.write_all(&header)?;
+    let mut position = header.len() as u64;
+    for (section, info) in sections.iter().zip(&table) {
+        out.write_all(&vec![0u8; (info.offset - position) as usize])?;
+        out.write_all(section.bytes)?;
+        position = info.offset + info.len;
+    }
+    out.flush()
+}
+
+/// Writers leave room for a table of at least this many sections before the
+/// first section (zero padding), so that a book written section by section
+/// with [`Appender`] can put its final header in front and comes out byte for
+/// byte as [`write`] writes it. Readers accept any padding.
+pub const TABLE_ROOM: usize = 32;
+
+/// Where the first section of a container with `params` parameters and
+/// `sections` sections starts.
+fn first_section(params: usize, sections: usize) -> u64 {
+    (header_len(params, sections.max(TABLE_ROOM)) as u64).next_multiple_of(SECTION_ALIGN)
+}
+
+/// The header describing `sections`, checksum included.
+fn header_bytes(game: [u8; 4], params: &[u64], sections: &[SectionInfo]) -> Vec<u8> {
     let header_len = header_len(params.len(), sections.len());
     let mut header = Vec::with_capacity(header_len);
     header.extend_from_slice(&MAGIC);
@@ -400,29 +488,189 @@ fn write_container(
     for param in params {
         header.extend_from_slice(&param.to_le_bytes());
     }
-    let mut offset = header_len as u64;
-    let mut offsets = Vec::with_capacity(sections.len());
     for section in sections {
-        offset = offset.next_multiple_of(SECTION_ALIGN);
-        offsets.push(offset);
-        header.extend_from_slice(&offset.to_le_bytes());
-        header.extend_from_slice(&(section.bytes.len() as u64).to_le_bytes());
+        header.extend_from_slice(&section.offset.to_le_bytes());
+        header.extend_from_slice(&section.len.to_le_bytes());
         header.extend_from_slice(&section.meta[0].to_le_bytes());
         header.extend_from_slice(&section.meta[1].to_le_bytes());
-        header.extend_from_slice(&crc32fast::hash(section.bytes).to_le_bytes());
+        header.extend_from_slice(&section.crc32.to_le_bytes());
         header.extend_from_slice(&0u32.to_le_bytes());
-        offset += section.bytes.len() as u64;
     }
     header.extend_from_slice(&crc32fast::hash(&header).to_le_bytes());
     debug_assert_eq!(header.len(), header_len);
-    out.write_all(&header)?;
-    let mut position = header_len as u64;
-    for (section, &offset) in sections.iter().zip(&offsets) {
-        out.write_all(&vec![0u8; (offset - position) as usize])?;
-        out.write_all(section.bytes)?;
-        position = offset + section.bytes.len() as u64;
+    header
+}
+
+/// A book written section by section, for long generations.
+///
+/// Each [`Appender::append`] adds a section at the end of the file; each
+/// [`Appender::commit`] rewrites the header to cover every section appended
+/// so far and syncs, so after a commit the file is a complete book of those
+/// sections: a checkpoint. [`Appender::finish`] renames it into place. The
+/// finished file is byte for byte what [`write`] writes for the same
+/// sections. At most [`TABLE_ROOM`] sections.
+///
+/// A crash between commits leaves sections past the committed header;
+/// [`Appender::reopen`] cuts them off.
+pub struct Appender {
+    path: PathBuf,
+    file: File,
+    game: [u8; 4],
+    params: usize,
+    sections: Vec<SectionInfo>,
+    /// Where the next section may start (before alignment).
+    end: u64,
+}
+
+impl Appender {
+    /// Creates (or empties) the file at `path` for a book of game `game`
+    /// with `params` parameters.
+    pub fn create(path: &Path, game: [u8; 4], params: usize) -> Result<Appender, BookError> {
+        assert!(params <= MAX_PARAMS as usize);
+        let file = File::create(path).map_err(|source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Appender {
+            path: path.to_owned(),
+            file,
+            game,
+            params,
+            sections: Vec::new(),
+            end: first_section(params, 0),
+        })
     }
-    out.flush()
+
+    /// Opens a book written by an appender to append more sections: cuts off
+    /// whatever follows its last committed section, and returns the
+    /// appender with its committed parameters. The caller validates the
+    /// sections (by opening the book) before trusting them.
+    pub fn reopen(path: &Path, game: [u8; 4]) -> Result<(Appender, Vec<u64>), BookError> {
+        let io_error = |source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io_error)?;
+        let most = header_len(MAX_PARAMS as usize, MAX_SECTIONS as usize) as u64;
+        let mut start = Vec::new();
+        (&mut file)
+            .take(most)
+            .read_to_end(&mut start)
+            .map_err(io_error)?;
+        if start.len() < FIXED_HEADER || start[..MAGIC.len()] != MAGIC {
+            return Err(BookError::NotABook {
+                path: path.to_owned(),
+            });
+        }
+        let found: [u8; 4] = start[12..16].try_into().unwrap();
+        if found != game {
+            return Err(BookError::WrongGame {
+                path: path.to_owned(),
+                expected: game,
+                found,
+            });
+        }
+        let header = Header::parse(path, &start)?;
+        if header.sections.len() > TABLE_ROOM
+            || header.sections.first().is_some_and(|first| {
+                first.offset != first_section(header.params.len(), header.sections.len())
+            })
+        {
+            return Err(BookError::Corrupt {
+                path: path.to_owned(),
+                reason: "not laid out for appending sections".into(),
+            });
+        }
+        let end = header.end();
+        let len = file.metadata().map_err(io_error)?.len();
+        if len < end {
+            return Err(BookError::Truncated {
+                path: path.to_owned(),
+                needed: end,
+                len,
+            });
+        }
+        file.set_len(end).map_err(io_error)?;
+        let end = end.max(first_section(header.params.len(), 0));
+        Ok((
+            Appender {
+                path: path.to_owned(),
+                file,
+                game,
+                params: header.params.len(),
+                sections: header.sections,
+                end,
+            },
+            header.params,
+        ))
+    }
+
+    /// Sections appended so far.
+    pub fn sections(&self) -> usize {
+        self.sections.len()
+    }
+
+    /// Appends a section (not yet part of the book until the next commit).
+    pub fn append(&mut self, section: SectionData<'_>) -> Result<(), BookError> {
+        assert!(
+            self.sections.len() < TABLE_ROOM,
+            "an appender holds at most {TABLE_ROOM} sections"
+        );
+        let offset = self.end.next_multiple_of(SECTION_ALIGN);
+        let info = SectionInfo {
+            offset,
+            len: section.bytes.len() as u64,
+            meta: section.meta,
+            crc32: crc32fast::hash(section.bytes),
+        };
+        let write = |file: &mut File| {
+            file.seek(SeekFrom::Start(self.end))?;
+            file.write_all(&vec![0u8; (offset - self.end) as usize])?;
+            file.write_all(section.bytes)
+        };
+        write(&mut self.file).map_err(|source| self.io_error(source))?;
+        self.sections.push(info);
+        self.end = offset + info.len;
+        Ok(())
+    }
+
+    /// Writes the header over every section appended so far, with `params`,
+    /// and syncs the file: from here on it opens as that book.
+    pub fn commit(&mut self, params: &[u64]) -> Result<(), BookError> {
+        assert_eq!(
+            params.len(),
+            self.params,
+            "parameter count fixed at creation"
+        );
+        let header = header_bytes(self.game, params, &self.sections);
+        let write = |file: &mut File| {
+            file.sync_data()?;
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&header)?;
+            file.sync_data()
+        };
+        write(&mut self.file).map_err(|source| self.io_error(source))
+    }
+
+    /// Commits with `params` and renames the book to `path`.
+    pub fn finish(mut self, params: &[u64], path: &Path) -> Result<(), BookError> {
+        self.commit(params)?;
+        std::fs::rename(&self.path, path).map_err(|source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    fn io_error(&self, source: io::Error) -> BookError {
+        BookError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
 }
 
 fn header_len(params: usize, sections: usize) -> usize {

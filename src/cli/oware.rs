@@ -8,8 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::SweepMode;
 use endbook::games::oware::{
-    extend, Board, BoardIndex, Encoding, GenerateOptions, GenerateProgress, Generated, MoveGen,
-    MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    extend, Board, BoardIndex, BookWriter, Encoding, GenerateOptions, GenerateProgress, Generated,
+    MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
 use endbook::kernels::KernelChoice;
 use rayon::prelude::*;
@@ -81,8 +81,9 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "OLD_BOOK", conflicts_with = "resume")]
     extend: Option<PathBuf>,
     /// Continue an interrupted run from its checkpoint (the output path with
-    /// `.checkpoint` appended, rewritten as each level completes); without one,
-    /// start from scratch.
+    /// `.checkpoint` appended: the book being written, a complete book of the
+    /// levels finished so far, renamed to the output path at the end);
+    /// without one, start from scratch.
     #[arg(long)]
     resume: bool,
     /// Solve every level in one pass instead of one level at a time (identical
@@ -335,10 +336,31 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
     };
+    // The book is written level by level under the checkpoint's name, a
+    // complete book of the levels so far after each one, and renamed to
+    // `out` when the last is in.
     let checkpoint = checkpoint_path(&out);
+    let encoding = Encoding::for_turn_limit(options.turn_limit);
+    let mut reopened = None;
     let base_path = match (&args.extend, args.resume) {
         (Some(old), _) => Some(old.clone()),
-        (None, true) if checkpoint.exists() => Some(checkpoint.clone()),
+        (None, true) if checkpoint.exists() => match BookWriter::reopen(&checkpoint) {
+            Ok(writer) => {
+                reopened = Some(writer);
+                Some(checkpoint.clone())
+            }
+            Err(BookError::NotABook { .. }) => {
+                eprintln!(
+                    "the checkpoint at {} holds no finished level yet: starting from scratch",
+                    checkpoint.display()
+                );
+                None
+            }
+            // Not laid out for appending (an earlier build's checkpoint): its
+            // levels are copied into a new book below.
+            Err(BookError::Corrupt { .. }) => Some(checkpoint.clone()),
+            Err(error) => return Err(book_failure(error)),
+        },
         (None, true) => {
             eprintln!(
                 "no checkpoint at {}: starting from scratch",
@@ -360,8 +382,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         threads,
         human_bytes(estimate)
     );
-    let encoding = Encoding::for_turn_limit(options.turn_limit);
-    let (base, mut encoded) = match base {
+    let (base, mut writer) = match base {
         Some(book) => {
             eprintln!(
                 "taking over levels 0..={} from {}",
@@ -369,23 +390,56 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 base_path.as_deref().unwrap_or(Path::new("?")).display()
             );
             let base = Generated::from_book(&book, options);
-            // Levels stored in another encoding are encoded anew.
-            let encoded: Vec<Vec<u8>> = (0..=book.max_seeds())
-                .into_par_iter()
-                .map(|seeds| match book.encoding() == encoding {
-                    true => book.level_bytes(seeds).to_vec(),
-                    false => OwareBook::encode_level(&base.solution, seeds as usize, encoding),
-                })
-                .collect();
-            (base, encoded)
+            match reopened.filter(|writer| writer.encoding() == encoding) {
+                // The checkpoint goes on growing where it stopped.
+                Some(writer) => (base, writer),
+                None => {
+                    // A new book, the old one's levels copied in (encoded anew
+                    // if stored otherwise). The old file stays mapped until
+                    // dropped: unlink it rather than overwrite it.
+                    if base_path.as_deref() == Some(checkpoint.as_path()) {
+                        std::fs::remove_file(&checkpoint).map_err(|source| {
+                            book_failure(BookError::Io {
+                                path: checkpoint.clone(),
+                                source,
+                            })
+                        })?;
+                    }
+                    let mut writer =
+                        BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
+                    for seeds in 0..=book.max_seeds() {
+                        let encoded;
+                        let bytes = match book.encoding() == encoding {
+                            true => book.level_bytes(seeds),
+                            false => {
+                                encoded = OwareBook::encode_level(
+                                    &base.solution,
+                                    seeds as usize,
+                                    encoding,
+                                );
+                                &encoded
+                            }
+                        };
+                        writer
+                            .append(&base.solution, seeds as usize, bytes)
+                            .map_err(book_failure)?;
+                    }
+                    writer.commit(&base).map_err(book_failure)?;
+                    (base, writer)
+                }
+            }
         }
-        None => (Generated::empty(options), Vec::new()),
+        None => (
+            Generated::empty(options),
+            BookWriter::create(&checkpoint, encoding).map_err(book_failure)?,
+        ),
     };
-    let taken_over = encoded.len();
+    let taken_over = writer.levels();
 
     let start = Instant::now();
     let mut progress = LevelProgress::new();
     let (mut encode_time, mut checkpoint_time) = (Duration::ZERO, Duration::ZERO);
+    let mut write_error = None;
     let generated = extend(base, options, |event| match event {
         GenerateProgress::Turn { seeds, report } => {
             progress.turn(
@@ -403,23 +457,22 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
         GenerateProgress::LevelDone { seeds, generated } => {
             let solution = &generated.solution;
-            let new_levels = encoded.len()..=seeds as usize;
-            let first = encoded.len() as u32;
+            let first = writer.levels();
+            let new_levels = first..=seeds as usize;
             let encode_start = Instant::now();
-            encoded.par_extend(
-                new_levels
-                    .clone()
-                    .into_par_iter()
-                    .map(|level| OwareBook::encode_level(solution, level, encoding)),
-            );
+            let encoded: Vec<Vec<u8>> = new_levels
+                .clone()
+                .into_par_iter()
+                .map(|level| OwareBook::encode_level(solution, level, encoding))
+                .collect();
             encode_time += encode_start.elapsed();
             let last_change = solution.levels[seeds as usize].last_change;
             progress.level_done(
-                &levels_name(&(first..=seeds)),
+                &levels_name(&(first as u32..=seeds)),
                 &format!(
                     "{} boards, last change at turn {last_change}, done after {:.3} s",
                     grouped(
-                        solution.levels[new_levels]
+                        solution.levels[new_levels.clone()]
                             .iter()
                             .map(|l| l.states as u64)
                             .sum()
@@ -427,15 +480,21 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     start.elapsed().as_secs_f64()
                 ),
             );
-            if seeds < args.max_seeds {
-                let write_start = Instant::now();
-                if let Err(error) =
-                    OwareBook::write_encoded(&checkpoint, generated, encoding, &encoded)
-                {
-                    eprintln!("warning: could not write the checkpoint: {error}");
+            let write_start = Instant::now();
+            let write = || {
+                for (level, bytes) in new_levels.zip(&encoded) {
+                    writer.append(solution, level, bytes)?;
                 }
-                checkpoint_time += write_start.elapsed();
+                match seeds < args.max_seeds {
+                    true => writer.commit(generated),
+                    // The last level: committed by `finish`.
+                    false => Ok(()),
+                }
+            };
+            if let Err(error) = write() {
+                write_error.get_or_insert(error);
             }
+            checkpoint_time += write_start.elapsed();
             // Encoded, the levels' changes are needed no more: run sweeps read
             // the lower levels' mirror changes alone.
             if options.mode == SweepMode::Runs {
@@ -444,8 +503,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
     });
     let solve_time = start.elapsed();
-    OwareBook::write_encoded(&out, &generated, encoding, &encoded).map_err(book_failure)?;
-    let _ = std::fs::remove_file(&checkpoint);
+    if let Some(error) = write_error {
+        return Err(book_failure(error));
+    }
+    writer.finish(&generated, &out).map_err(book_failure)?;
     let total_time = start.elapsed();
 
     let solution = &generated.solution;

@@ -21,13 +21,16 @@ use super::compact;
 use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
-use crate::book::{self, BookError, Container, SectionData};
+use crate::book::{self, Appender, BookError, Container, SectionData};
 use crate::engine::{LevelSolution, PackedChanges, Solution};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
+
+/// Parameters of an Oware book (books before [`Encoding`] had 4).
+const PARAMS: usize = 5;
 
 /// Game tag of Oware books.
 pub const GAME_TAG: [u8; 4] = *b"OWAR";
@@ -304,11 +307,12 @@ impl OwareBook {
         generated: &Generated,
         encoding: Encoding,
     ) -> Result<(), BookError> {
-        Self::write_encoded(
+        let levels = Self::encode(generated, encoding);
+        book::write(
             path,
-            generated,
-            encoding,
-            &Self::encode(generated, encoding),
+            GAME_TAG,
+            &Self::params(generated, encoding),
+            &sections(generated, &levels),
         )
     }
 
@@ -327,7 +331,7 @@ impl OwareBook {
         )
     }
 
-    fn params(generated: &Generated, encoding: Encoding) -> [u64; 5] {
+    fn params(generated: &Generated, encoding: Encoding) -> [u64; PARAMS] {
         [
             RULES_ABAPA,
             generated.options.turn_limit.into(),
@@ -346,7 +350,7 @@ impl OwareBook {
     }
 
     /// The section bytes of one level of `solution` in `encoding`, as
-    /// [`OwareBook::write_encoded`] takes them.
+    /// [`BookWriter::append`] takes them.
     pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<u8> {
         match encoding.codec() {
             None => to_bytes(solution.level_layers(level)),
@@ -359,24 +363,6 @@ impl OwareBook {
                 })
             }
         }
-    }
-
-    /// Writes a book whose levels were encoded already, one by one with
-    /// [`OwareBook::encode_level`] (or taken over from a book of the same
-    /// encoding with [`OwareBook::level_bytes`]).
-    pub fn write_encoded(
-        path: &Path,
-        generated: &Generated,
-        encoding: Encoding,
-        levels: &[Vec<u8>],
-    ) -> Result<(), BookError> {
-        assert_eq!(levels.len(), generated.solution.levels.len());
-        book::write(
-            path,
-            GAME_TAG,
-            &Self::params(generated, encoding),
-            &sections(generated, levels),
-        )
     }
 
     /// The stored bytes of level `seeds`, in [`OwareBook::encoding`].
@@ -600,6 +586,85 @@ impl OwareBook {
             }
         }
         Ok(())
+    }
+}
+
+/// An Oware book written level by level as a generation goes (a
+/// [`book::Appender`]): after each [`BookWriter::commit`] the file is a
+/// complete book of the levels so far, so it doubles as the generation's
+/// checkpoint, and [`BookWriter::finish`] renames it into place. The result
+/// is byte for byte what [`OwareBook::write_with`] writes.
+pub struct BookWriter {
+    appender: Appender,
+    encoding: Encoding,
+}
+
+impl BookWriter {
+    /// Starts an empty book at `path` (emptying any file there).
+    pub fn create(path: &Path, encoding: Encoding) -> Result<BookWriter, BookError> {
+        Ok(BookWriter {
+            appender: Appender::create(path, GAME_TAG, PARAMS)?,
+            encoding,
+        })
+    }
+
+    /// Reopens a book a writer committed, to append more levels; drops what
+    /// was appended after its last commit. Open it as an [`OwareBook`] to
+    /// validate its levels before building on them.
+    pub fn reopen(path: &Path) -> Result<BookWriter, BookError> {
+        let (appender, params) = Appender::reopen(path, GAME_TAG)?;
+        let encoding = match params.get(4) {
+            Some(1) => Encoding::ChangesV1,
+            Some(2) => Encoding::Changes,
+            _ => {
+                return Err(BookError::Corrupt {
+                    path: path.to_owned(),
+                    reason: "not a compact Oware book written level by level".into(),
+                })
+            }
+        };
+        Ok(BookWriter { appender, encoding })
+    }
+
+    /// The encoding of its levels.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Levels appended so far.
+    pub fn levels(&self) -> usize {
+        self.appender.sections()
+    }
+
+    /// Appends the next level, `bytes` being its section as
+    /// [`OwareBook::encode_level`] makes it from `solution`.
+    pub fn append(
+        &mut self,
+        solution: &Solution,
+        level: usize,
+        bytes: &[u8],
+    ) -> Result<(), BookError> {
+        assert_eq!(level, self.levels(), "levels are appended in order");
+        let info = &solution.levels[level];
+        self.appender.append(SectionData {
+            meta: [info.states as u64, info.last_change.into()],
+            bytes,
+        })
+    }
+
+    /// Makes the levels appended so far, which must be all of `generated`'s,
+    /// the book on disk.
+    pub fn commit(&mut self, generated: &Generated) -> Result<(), BookError> {
+        assert_eq!(self.levels(), generated.solution.levels.len());
+        self.appender
+            .commit(&OwareBook::params(generated, self.encoding))
+    }
+
+    /// Commits `generated` and renames the book to `path`.
+    pub fn finish(self, generated: &Generated, path: &Path) -> Result<(), BookError> {
+        assert_eq!(self.levels(), generated.solution.levels.len());
+        self.appender
+            .finish(&OwareBook::params(generated, self.encoding), path)
     }
 }
 

@@ -10,7 +10,9 @@ pub mod rules;
 pub mod runs;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
-pub use book::{Analysis, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove};
+pub use book::{
+    Analysis, BookWriter, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove,
+};
 pub use generate::{
     extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, DEFAULT_TURN_LIMIT,
 };
