@@ -170,6 +170,9 @@ impl ApplyRun for PlainLoops {
     }
 }
 
+/// Boards of adjacent rows compared with the previous layer at once.
+const DIFF_SPAN: usize = 2048;
+
 /// Sweeps rows `rows` into `out` (their positions, from the first row's
 /// start), comparing with `previous` (the same positions one layer earlier);
 /// returns the changes, numbered from `sweep.first_state`.
@@ -189,16 +192,29 @@ pub(super) fn sweep<A: ApplyRun>(
     } = *sweep;
     let first = program.row_starts[rows.start] as usize;
     let mut changes = PackedChanges::default();
+    // Rows swept but not yet compared with `previous`: adjacent ones are
+    // compared together, up to DIFF_SPAN boards, while still in cache.
+    let mut pending = 0..0;
+    let mut compare = |span: Range<usize>, out: &[i8]| {
+        if !span.is_empty() {
+            changes.push_differences(
+                first_state + first + span.start,
+                &previous[span.clone()],
+                &out[span],
+            );
+        }
+    };
     for row in rows {
         if only.is_some_and(|bits| bits[row / 64] & (1 << (row % 64)) == 0) {
             continue;
         }
         let start = program.row_starts[row] as usize - first;
-        let out = &mut out[start..program.row_starts[row + 1] as usize - first];
+        let end = program.row_starts[row + 1] as usize - first;
+        let row_out = &mut out[start..end];
         let moves =
             &program.moves[program.row_moves[row] as usize..program.row_moves[row + 1] as usize];
         if moves.is_empty() {
-            out.fill(program.no_move[row]);
+            row_out.fill(program.no_move[row]);
         }
         for (k, row_move) in moves.iter().enumerate() {
             let bases = &program.bases[row_move.first_base as usize..];
@@ -206,18 +222,21 @@ pub(super) fn sweep<A: ApplyRun>(
                 let len = run.len as usize;
                 let from = bases[run.slot as usize] as usize + run.dst as usize;
                 let source = &mirror[from..from + len];
-                let out = &mut out[run.src as usize..run.src as usize + len];
+                let row_out = &mut row_out[run.src as usize..run.src as usize + len];
                 // A move's runs cover the row once: the first move sets it.
                 if k == 0 {
-                    A::set(out, source, run.capture as i8);
+                    A::set(row_out, source, run.capture as i8);
                 } else {
-                    A::max(out, source, run.capture as i8);
+                    A::max(row_out, source, run.capture as i8);
                 }
             }
         }
-        // Compared while the row is in cache.
-        let end = start + out.len();
-        changes.push_differences(first_state + first + start, &previous[start..end], out);
+        if pending.end == start && pending.len() < DIFF_SPAN {
+            pending.end = end;
+        } else {
+            compare(std::mem::replace(&mut pending, start..end), out);
+        }
     }
+    compare(pending, out);
     changes
 }
