@@ -122,7 +122,7 @@ fn run_sweeps_extend_books_of_any_sweep() {
 }
 
 #[test]
-fn changes_stream_by_state_as_recorded_by_layer() {
+fn changes_stream_turn_by_turn_in_stretches_as_recorded() {
     let solution = generate_with(8, SweepMode::Runs).solution;
     let states = *solution.level_starts.last().unwrap();
     // Every board's changes from the per-layer lists, the slow way.
@@ -132,12 +132,29 @@ fn changes_stream_by_state_as_recorded_by_layer() {
             expected[state as usize].push((turn, value));
         }
     }
-    for (start, end) in [(0, states), (1, 2), (5000, 70_000), (states - 9, states)] {
-        let mut stream = solution.states_changes(start, end);
-        for (state, expected) in expected.iter().enumerate().take(end).skip(start) {
-            let mut got = Vec::new();
-            stream.next_state(&mut got);
-            assert_eq!(&got, expected, "board {state}");
+    for (start, end, stretch) in [
+        (0, states, 1000),
+        (1, 2, 1),
+        (5000, 70_000, 4096),
+        (states - 9, states, 3),
+    ] {
+        let mut cursors = solution.changes_from(start);
+        let mut got = vec![Vec::new(); end - start];
+        let mut last_turn = 0;
+        for stretch_start in (start..end).step_by(stretch) {
+            let stretch_end = (stretch_start + stretch).min(end);
+            cursors.take_below(stretch_end, |turn, state, value| {
+                let state = state as usize;
+                assert!(
+                    (stretch_start..stretch_end).contains(&state),
+                    "state {state}"
+                );
+                assert!(turn >= last_turn, "turn by turn");
+                last_turn = turn;
+                got[state - start].push((turn, value));
+            });
+            last_turn = 0;
         }
+        assert!(got[..] == expected[start..end], "{start}..{end}");
     }
 }

@@ -35,6 +35,6 @@ pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use reverse::ReverseEdges;
 pub use solve::{
-    solve, ByState, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, StateChanges,
-    SweepMode, TurnReport,
+    solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, SweepMode,
+    TurnCursors, TurnReport,
 };

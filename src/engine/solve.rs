@@ -202,96 +202,27 @@ pub struct TurnReport {
     pub elapsed: Duration,
 }
 
-/// A range of states' changes grouped by state (see [`ByState`]).
-#[derive(Clone, Debug, Default)]
-pub struct StateChanges {
-    /// Per state, where its changes start; one extra entry at the end.
-    pub offsets: Vec<usize>,
-    /// Turn of each change.
-    pub turns: Vec<u32>,
-    /// Value from that turn on.
-    pub values: Vec<i8>,
-}
+/// Cache lines each of [`TurnCursors`]'s cursors prefetches ahead.
+const PREFETCH_LINES: usize = 8;
 
-impl StateChanges {
-    /// State `state`'s changes as (turn, value).
-    pub fn of(&self, state: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
-        let range = self.offsets[state]..self.offsets[state + 1];
-        self.turns[range.clone()]
-            .iter()
-            .copied()
-            .zip(self.values[range].iter().copied())
-    }
-}
-
-/// States whose changes [`ByState`] gathers at once: small enough for the
-/// counting sort to stay in cache.
-const STRETCH_STATES: usize = 1 << 12;
-
-/// The changes of a range of states, state by state (see [`Solution::states_changes`]).
-pub struct ByState<'a> {
+/// The changes of the states from some state on, turn by turn (see
+/// [`Solution::changes_from`]): one cursor per layer.
+pub struct TurnCursors<'a> {
     cursors: Vec<ChangeCursor<'a>>,
-    /// The changes of states `stretch_start..`, grouped by state.
-    stretch: StateChanges,
-    stretch_start: usize,
-    /// The next state to hand out.
-    next: usize,
-    end: usize,
 }
 
-impl ByState<'_> {
-    /// Appends the next state's changes, as (turn, value) with ascending
-    /// turns, to `out`.
-    pub fn next_state(&mut self, out: &mut Vec<(u32, i8)>) {
-        assert!(self.next < self.end, "past the last state");
-        let held = self.stretch.offsets.len().saturating_sub(1);
-        if self.next >= self.stretch_start + held {
-            self.gather();
+impl TurnCursors<'_> {
+    /// Calls `f(turn, state, value)` for each change of a state below `end`
+    /// not taken yet: turn by turn, states ascending within a turn. Taken in
+    /// ascending stretches, each board's changes come in turn order.
+    #[inline]
+    pub fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, u32, i8)) {
+        for (turn, cursor) in (1..).zip(&mut self.cursors) {
+            cursor.take_below(end, |state, value| f(turn, state, value));
+            // Hundreds of cursors are read a stretch at a time: fetch the
+            // next stretch's bytes while the others are read.
+            cursor.prefetch(PREFETCH_LINES);
         }
-        out.extend(self.stretch.of(self.next - self.stretch_start));
-        self.next += 1;
-    }
-
-    /// Gathers the changes of the next stretch of states by counting sort.
-    fn gather(&mut self) {
-        let start = self.next;
-        let end = (start + STRETCH_STATES).min(self.end);
-        let StateChanges {
-            offsets,
-            turns,
-            values,
-        } = &mut self.stretch;
-        offsets.clear();
-        offsets.resize(end - start + 1, 0);
-        let mut decoded: Vec<(u32, i8)> = Vec::new();
-        let mut turn_ends = Vec::with_capacity(self.cursors.len());
-        for cursor in &mut self.cursors {
-            cursor.take_below(end, |state, value| {
-                let state = state - start as u32;
-                offsets[state as usize + 1] += 1;
-                decoded.push((state, value));
-            });
-            turn_ends.push(decoded.len());
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let mut cursor = offsets.clone();
-        turns.clear();
-        turns.resize(decoded.len(), 0);
-        values.clear();
-        values.resize(decoded.len(), 0);
-        let mut turn_start = 0;
-        for (turn, &turn_end) in (1..).zip(&turn_ends) {
-            for &(state, value) in &decoded[turn_start..turn_end] {
-                let slot = &mut cursor[state as usize];
-                turns[*slot] = turn;
-                values[*slot] = value;
-                *slot += 1;
-            }
-            turn_start = turn_end;
-        }
-        self.stretch_start = start;
     }
 }
 
@@ -403,17 +334,13 @@ impl Solution {
         out
     }
 
-    /// The changes of states `start..end` as a stream, state by state in
-    /// order (what a book encoder reads): gathered a stretch of states at a
-    /// time from one cursor per layer, so each change is decoded once.
-    pub fn states_changes(&self, start: usize, end: usize) -> ByState<'_> {
+    /// The changes of the states from `start` on, turn by turn, to take in
+    /// ascending stretches of states (what a book encoder reads): each
+    /// change is decoded once.
+    pub fn changes_from(&self, start: usize) -> TurnCursors<'_> {
         self.assert_held(start);
-        ByState {
+        TurnCursors {
             cursors: self.changes.iter().map(|c| c.cursor(start)).collect(),
-            stretch: StateChanges::default(),
-            stretch_start: start,
-            next: start,
-            end,
         }
     }
 

@@ -22,7 +22,7 @@ use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, Appender, BookError, Container, SectionData};
-use crate::engine::{LevelSolution, PackedChanges, Solution};
+use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
@@ -357,9 +357,10 @@ impl OwareBook {
             Some(codec) => {
                 let start = solution.level_starts[level];
                 compact::encode_chunked(codec, solution.levels[level].states, |boards| {
-                    let mut changes =
-                        solution.states_changes(start + boards.start, start + boards.end);
-                    move |out: &mut Vec<(u32, i8)>| changes.next_state(out)
+                    LevelChanges {
+                        cursors: solution.changes_from(start + boards.start),
+                        start,
+                    }
                 })
             }
         }
@@ -665,6 +666,23 @@ impl BookWriter {
         assert_eq!(self.levels(), generated.solution.levels.len());
         self.appender
             .finish(&OwareBook::params(generated, self.encoding), path)
+    }
+}
+
+/// The changes of a level's boards from its first state `start` on, for
+/// the encoder.
+struct LevelChanges<'a> {
+    cursors: TurnCursors<'a>,
+    start: usize,
+}
+
+impl compact::TurnOrder for LevelChanges<'_> {
+    #[inline]
+    fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, usize, i8)) {
+        let start = self.start;
+        self.cursors.take_below(start + end, |turn, state, value| {
+            f(turn, state as usize - start, value)
+        });
     }
 }
 

@@ -59,31 +59,35 @@ const V2_LONG: u8 = 0x80;
 const V2_ESCAPE: u8 = 0xc0;
 
 impl Codec {
-    /// Appends the change by `dt` turns and `dv` in value.
-    fn push(self, body: &mut Vec<u8>, dt: u32, dv: i16) {
+    /// The code of the change by `dt` turns and `dv` in value: its bytes in
+    /// the low bytes of the result (first byte lowest) and their count.
+    #[inline]
+    fn code(self, dt: u32, dv: i16) -> (u32, usize) {
         debug_assert!(dt >= 1 && dv != 0);
         let escape = match self {
             Codec::V1 => {
                 let code = ((dt as i32 - 1) << 4) | (i32::from(dv) & 0xf);
                 if (1..=16).contains(&dt) && (-8..=7).contains(&dv) && code != i32::from(V1_ESCAPE)
                 {
-                    return body.push(code as u8);
+                    return (code as u32, 1);
                 }
                 V1_ESCAPE
             }
             Codec::V2 => {
                 if dt <= 32 && (-2..=2).contains(&dv) {
                     let d = if dv < 0 { dv + 2 } else { dv + 1 };
-                    return body.push(((d as u8) << 5) | (dt - 1) as u8);
+                    return (((d as u32) << 5) | (dt - 1), 1);
                 }
                 if dt <= 256 && (-32..=31).contains(&dv) {
-                    return body.extend_from_slice(&[V2_LONG | (dv as u8 & 0x3f), (dt - 1) as u8]);
+                    let first = u32::from(V2_LONG) | (dv as u32 & 0x3f);
+                    return (first | (dt - 1) << 8, 2);
                 }
                 V2_ESCAPE
             }
         };
         let dt = u8::try_from(dt).expect("compact books cover at most 255 turns");
-        body.extend_from_slice(&[escape, dt, dv as i8 as u8]);
+        let dv = u32::from(dv as i8 as u8);
+        (u32::from(escape) | u32::from(dt) << 8 | dv << 16, 3)
     }
 
     /// The change at the start of `bytes`: (dt, dv, bytes read), or why it
@@ -129,6 +133,19 @@ impl fmt::Display for Malformed {
 /// Boards per parallel work item when encoding (whole blocks).
 const ENCODE_CHUNK: usize = 1 << 18;
 
+/// Boards whose records are built at once: their changes, gathered from
+/// every turn, stay in cache.
+const STRETCH: usize = 2048;
+
+/// A level's changes as a generator records them: turn by turn.
+pub trait TurnOrder {
+    /// Calls `f(turn, board, value)` for each change of a board below `end`
+    /// not given yet, turn by turn and boards ascending within a turn; `end`
+    /// grows from call to call. Turns start at 1; each change's value differs
+    /// from the board's value at the turn before (0 at turn 0).
+    fn take_below(&mut self, end: usize, f: impl FnMut(u32, usize, i8));
+}
+
 /// Encodes a level from each board's changes: `changes(board)` lists
 /// (turn, value) with ascending turns from 1, only where the value differs
 /// from the turn before (turn 0 counting as value 0).
@@ -137,23 +154,40 @@ pub fn encode(
     boards: usize,
     changes: impl Fn(usize) -> Vec<(u32, i8)> + Sync,
 ) -> Vec<u8> {
-    encode_chunked(codec, boards, |range| {
-        let mut board = range.start;
-        let changes = &changes;
-        move |out: &mut Vec<(u32, i8)>| {
-            out.extend(changes(board));
-            board += 1;
+    /// Per turn, its changes (board, value), and how many were given.
+    struct ByTurn(Vec<(Vec<(usize, i8)>, usize)>);
+    impl TurnOrder for ByTurn {
+        fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, usize, i8)) {
+            for (turn, (changes, given)) in (1..).zip(&mut self.0) {
+                while let Some(&(board, value)) = changes.get(*given).filter(|c| c.0 < end) {
+                    f(turn, board, value);
+                    *given += 1;
+                }
+            }
         }
+    }
+    encode_chunked(codec, boards, |range| {
+        let mut by_turn = Vec::new();
+        for board in range {
+            for (turn, value) in changes(board) {
+                let at = turn as usize - 1;
+                if by_turn.len() <= at {
+                    by_turn.resize(at + 1, (Vec::new(), 0));
+                }
+                by_turn[at].0.push((board, value));
+            }
+        }
+        ByTurn(by_turn)
     })
 }
 
-/// [`encode`] with the changes streamed per chunk of boards: `chunk(range)`
-/// returns the function that appends the next board's changes to a buffer,
-/// called once per board of `range` in order. Chunks are encoded in parallel.
-pub fn encode_chunked<C, F>(codec: Codec, boards: usize, chunk: C) -> Vec<u8>
+/// Encodes a level of `boards` boards: `chunk(range)` gives the changes of
+/// the boards of `range` (starting at a block boundary) in turn order.
+/// Chunks are encoded in parallel.
+pub fn encode_chunked<C, T>(codec: Codec, boards: usize, chunk: C) -> Vec<u8>
 where
-    C: Fn(Range<usize>) -> F + Sync,
-    F: FnMut(&mut Vec<(u32, i8)>),
+    C: Fn(Range<usize>) -> T + Sync,
+    T: TurnOrder,
 {
     let parts: Vec<(Vec<u32>, Vec<u8>)> = (0..boards.div_ceil(ENCODE_CHUNK))
         .into_par_iter()
@@ -185,48 +219,95 @@ where
 
 /// The records of the boards of `range` (starting at a block boundary) and
 /// each block's offset within them.
+///
+/// A stretch of boards at a time, in two passes: the first reads the
+/// stretch's changes turn by turn, codes each against its board's change
+/// before and sums each board's bytes; the second lays the records out and
+/// drops each code into place, in the same order, so each board's codes
+/// land in turn order.
 fn encode_records(
     codec: Codec,
     range: Range<usize>,
-    mut changes: impl FnMut(&mut Vec<(u32, i8)>),
+    mut changes: impl TurnOrder,
 ) -> (Vec<u32>, Vec<u8>) {
+    // V1 counts changes from turn 1 and stores the value there up front.
+    let first_turn = u32::from(codec == Codec::V1);
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
-    let mut body = Vec::new();
-    let mut board_changes = Vec::new();
-    for board in range {
-        if board % BLOCK == 0 {
-            offsets.push(u32::try_from(records.len()).expect("a chunk's records exceed 4 GiB"));
+    let mut last = vec![(0u32, 0i8); STRETCH];
+    let mut first_values = vec![0i8; STRETCH];
+    let mut sizes = vec![0usize; STRETCH];
+    let mut cursors = vec![0usize; STRETCH];
+    // Per change: the board within the stretch, the code's length, its bytes.
+    let mut codes: Vec<u64> = Vec::new();
+    for start in range.clone().step_by(STRETCH) {
+        let end = (start + STRETCH).min(range.end);
+        let boards = end - start;
+        last[..boards].fill((first_turn, 0));
+        first_values[..boards].fill(0);
+        sizes[..boards].fill(first_turn as usize);
+        codes.clear();
+        changes.take_below(end, |turn, board, value| {
+            let i = board - start;
+            let (last_turn, last_value) = last[i];
+            last[i] = (turn, value);
+            if turn == first_turn {
+                // V1's value with 1 turn left: the body's first byte.
+                first_values[i] = value;
+                return;
+            }
+            let dv = i16::from(value) - i16::from(last_value);
+            let (code, len) = codec.code(turn - last_turn, dv);
+            codes.push(u64::from(code) | (len as u64) << 24 | (i as u64) << 32);
+            sizes[i] += len;
+        });
+        // Lay the records out: length, V1's first value, room for the codes.
+        let mut stretch_end = records.len();
+        for (board, &size) in (start..end).zip(&sizes[..boards]) {
+            if board % BLOCK == 0 {
+                offsets.push(u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB"));
+            }
+            stretch_end += leb128_len(size) + size;
         }
-        body.clear();
-        board_changes.clear();
-        changes(&mut board_changes);
-        let mut list = board_changes.iter().copied().peekable();
-        let (mut turn, mut value) = (0u32, 0i8);
-        if codec == Codec::V1 {
-            let first = list.next_if(|&(turn, _)| turn == 1).map_or(0, |(_, v)| v);
-            body.push(first as u8);
-            (turn, value) = (1, first);
+        let mut at = records.len();
+        records.resize(stretch_end, 0);
+        for i in 0..boards {
+            at += write_leb128(&mut records[at..], sizes[i]);
+            if first_turn == 1 {
+                records[at] = first_values[i] as u8;
+                at += 1;
+            }
+            cursors[i] = at;
+            at += sizes[i] - first_turn as usize;
         }
-        for (at, new) in list {
-            codec.push(&mut body, at - turn, i16::from(new) - i16::from(value));
-            (turn, value) = (at, new);
+        for &code in &codes {
+            let i = (code >> 32) as usize;
+            let len = (code >> 24 & 3) as usize;
+            let bytes = (code as u32).to_le_bytes();
+            records[cursors[i]..cursors[i] + len].copy_from_slice(&bytes[..len]);
+            cursors[i] += len;
         }
-        write_leb128(&mut records, body.len());
-        records.extend_from_slice(&body);
     }
     (offsets, records)
 }
 
-fn write_leb128(out: &mut Vec<u8>, mut n: usize) {
+/// Bytes of `n` in LEB128.
+fn leb128_len(n: usize) -> usize {
+    (usize::BITS - (n | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+/// Writes `n` in LEB128 at the start of `out`; returns its length.
+fn write_leb128(out: &mut [u8], mut n: usize) -> usize {
+    let mut len = 0;
     loop {
         let byte = (n & 0x7f) as u8;
         n >>= 7;
         if n == 0 {
-            out.push(byte);
-            return;
+            out[len] = byte;
+            return len + 1;
         }
-        out.push(byte | 0x80);
+        out[len] = byte | 0x80;
+        len += 1;
     }
 }
 
