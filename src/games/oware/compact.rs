@@ -284,7 +284,15 @@ fn encode_records(
             let i = (code >> 32) as usize;
             let len = (code >> 24 & 3) as usize;
             let bytes = (code as u32).to_le_bytes();
-            records[cursors[i]..cursors[i] + len].copy_from_slice(&bytes[..len]);
+            let at = cursors[i];
+            // Byte by byte: a copy of 1 to 3 bytes would call memcpy.
+            records[at] = bytes[0];
+            if len > 1 {
+                records[at + 1] = bytes[1];
+                if len > 2 {
+                    records[at + 2] = bytes[2];
+                }
+            }
             cursors[i] += len;
         }
     }
