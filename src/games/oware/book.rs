@@ -26,7 +26,9 @@ use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 use std::time::Duration;
 
 /// Parameters of an Oware book (books before [`Encoding`] had 4).
@@ -595,18 +597,31 @@ impl OwareBook {
 /// complete book of the levels so far, so it doubles as the generation's
 /// checkpoint, and [`BookWriter::finish`] renames it into place. The result
 /// is byte for byte what [`OwareBook::write_with`] writes.
+///
+/// The writing happens on a thread of its own, so a generation goes on with
+/// the next level while the last one goes to disk; at most one level waits
+/// its turn. A failure is reported by the next call, or by `finish`.
 pub struct BookWriter {
-    appender: Appender,
+    path: PathBuf,
+    jobs: Option<mpsc::SyncSender<WriteJob>>,
+    thread: Option<thread::JoinHandle<Result<Appender, BookError>>>,
+    levels: usize,
     encoding: Encoding,
+}
+
+/// Work for a [`BookWriter`]'s thread.
+enum WriteJob {
+    /// A level's section: its meta numbers and bytes.
+    Append([u64; 2], Vec<u8>),
+    /// Commit the header with these parameters.
+    Commit([u64; PARAMS]),
 }
 
 impl BookWriter {
     /// Starts an empty book at `path` (emptying any file there).
     pub fn create(path: &Path, encoding: Encoding) -> Result<BookWriter, BookError> {
-        Ok(BookWriter {
-            appender: Appender::create(path, GAME_TAG, PARAMS)?,
-            encoding,
-        })
+        let appender = Appender::create(path, GAME_TAG, PARAMS)?;
+        Ok(Self::start(path, appender, 0, encoding))
     }
 
     /// Reopens a book a writer committed, to append more levels; drops what
@@ -624,7 +639,31 @@ impl BookWriter {
                 })
             }
         };
-        Ok(BookWriter { appender, encoding })
+        let levels = appender.sections();
+        Ok(Self::start(path, appender, levels, encoding))
+    }
+
+    fn start(path: &Path, mut appender: Appender, levels: usize, encoding: Encoding) -> BookWriter {
+        let (jobs, inbox) = mpsc::sync_channel(1);
+        let thread = thread::spawn(move || {
+            for job in inbox {
+                match job {
+                    WriteJob::Append(meta, bytes) => appender.append(SectionData {
+                        meta,
+                        bytes: &bytes,
+                    })?,
+                    WriteJob::Commit(params) => appender.commit(&params)?,
+                }
+            }
+            Ok(appender)
+        });
+        BookWriter {
+            path: path.to_owned(),
+            jobs: Some(jobs),
+            thread: Some(thread),
+            levels,
+            encoding,
+        }
     }
 
     /// The encoding of its levels.
@@ -634,7 +673,7 @@ impl BookWriter {
 
     /// Levels appended so far.
     pub fn levels(&self) -> usize {
-        self.appender.sections()
+        self.levels
     }
 
     /// Appends the next level, `bytes` being its section as
@@ -643,29 +682,62 @@ impl BookWriter {
         &mut self,
         solution: &Solution,
         level: usize,
-        bytes: &[u8],
+        bytes: Vec<u8>,
     ) -> Result<(), BookError> {
-        assert_eq!(level, self.levels(), "levels are appended in order");
+        assert_eq!(level, self.levels, "levels are appended in order");
         let info = &solution.levels[level];
-        self.appender.append(SectionData {
-            meta: [info.states as u64, info.last_change.into()],
+        self.levels += 1;
+        self.send(WriteJob::Append(
+            [info.states as u64, info.last_change.into()],
             bytes,
-        })
+        ))
     }
 
     /// Makes the levels appended so far, which must be all of `generated`'s,
-    /// the book on disk.
+    /// the book on disk (once the writer gets to it).
     pub fn commit(&mut self, generated: &Generated) -> Result<(), BookError> {
-        assert_eq!(self.levels(), generated.solution.levels.len());
-        self.appender
-            .commit(&OwareBook::params(generated, self.encoding))
+        assert_eq!(self.levels, generated.solution.levels.len());
+        self.send(WriteJob::Commit(OwareBook::params(
+            generated,
+            self.encoding,
+        )))
     }
 
-    /// Commits `generated` and renames the book to `path`.
-    pub fn finish(self, generated: &Generated, path: &Path) -> Result<(), BookError> {
-        assert_eq!(self.levels(), generated.solution.levels.len());
-        self.appender
-            .finish(&OwareBook::params(generated, self.encoding), path)
+    /// Waits for everything sent, commits `generated` and renames the book
+    /// to `path`.
+    pub fn finish(mut self, generated: &Generated, path: &Path) -> Result<(), BookError> {
+        assert_eq!(self.levels, generated.solution.levels.len());
+        let appender = self.wait()?;
+        appender.finish(&OwareBook::params(generated, self.encoding), path)
+    }
+
+    fn send(&mut self, job: WriteJob) -> Result<(), BookError> {
+        match &self.jobs {
+            Some(jobs) if jobs.send(job).is_ok() => Ok(()),
+            // The thread stopped: it failed.
+            _ => self.wait().map(drop),
+        }
+    }
+
+    /// Closes the queue and waits for the thread: its appender, or its error
+    /// (once; after that, that it stopped).
+    fn wait(&mut self) -> Result<Appender, BookError> {
+        self.jobs = None;
+        match self.thread.take() {
+            Some(thread) => thread.join().expect("the book writer thread panicked"),
+            None => Err(BookError::Io {
+                path: self.path.clone(),
+                source: io::Error::other("the book writer stopped at an earlier error"),
+            }),
+        }
+    }
+}
+
+impl Drop for BookWriter {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.wait();
+        }
     }
 }
 
