@@ -624,7 +624,12 @@ pub struct RunSolver {
     level_starts: Vec<usize>,
     turn_limit: u32,
     picker: KernelPicker,
+    /// A pool of one thread, for levels too small to share out.
+    single_thread: Option<rayon::ThreadPool>,
 }
+
+/// Levels with fewer boards are solved on one thread.
+const SMALL_LEVEL: usize = 100_000;
 
 impl RunSolver {
     /// A solver for boards of up to `max_seeds` seeds and `1..=turn_limit`
@@ -635,6 +640,7 @@ impl RunSolver {
             level_starts: BoardIndex::new(max_seeds).level_starts().to_vec(),
             turn_limit,
             picker: KernelPicker::new(kernel),
+            single_thread: None,
         }
     }
 
@@ -663,16 +669,47 @@ impl RunSolver {
         keep_mirror: bool,
         observer: impl FnMut(&TurnReport),
     ) -> Solution {
-        let mut solution = solve_level(
-            &self.plan,
-            seeds,
-            &self.level_starts,
-            solved,
-            self.turn_limit,
-            keep_mirror,
-            &mut self.picker,
-            observer,
-        );
+        let states = self.level_starts[seeds as usize + 1] - self.level_starts[seeds as usize];
+        let mut solution = if states < SMALL_LEVEL && rayon::current_num_threads() > 1 {
+            // Too little work per turn to share: on one thread, the turns'
+            // parallel steps run inline instead of waking the others.
+            let single = self.single_thread.get_or_insert_with(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .expect("a one-thread pool")
+            });
+            let (plan, level_starts, turn_limit) =
+                (&self.plan, &self.level_starts, self.turn_limit);
+            let picker = &mut self.picker;
+            let mut reports = Vec::new();
+            let solution = single.install(|| {
+                solve_level(
+                    plan,
+                    seeds,
+                    level_starts,
+                    solved,
+                    turn_limit,
+                    keep_mirror,
+                    picker,
+                    |report| reports.push(*report),
+                )
+            });
+            let mut observer = observer;
+            reports.iter().for_each(&mut observer);
+            solution
+        } else {
+            solve_level(
+                &self.plan,
+                seeds,
+                &self.level_starts,
+                solved,
+                self.turn_limit,
+                keep_mirror,
+                &mut self.picker,
+                observer,
+            )
+        };
         (solution.kernel, solution.kernel_trials) = self
             .picker
             .clone()
