@@ -221,22 +221,23 @@ fn book_failure(error: BookError) -> CliError {
 }
 
 /// What a generation of boards with up to `max_seeds` seeds is expected to
-/// take, per board, fitted to runs measured on the project's 2-core machine
-/// (AMD EPYC, Zen 3; 2 threads, level by level, hybrid sweeps):
+/// take, per board, fitted to runs measured on the project's 2-core Intel
+/// Xeon (2 threads, run sweeps, level by level; peak RSS less 16 MiB):
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 58.5 B | 10.7 B | 0.65 µs |
-/// | 16 | 68.7 B | 15.8 B | 1.36 µs |
+/// | 12 | 23.7 B | 8.84 B | 0.25 µs |
+/// | 16 | 38.6 B | 13.9 B | 0.36 µs |
+/// | 20 | 51.6 B | 19.0 B | 0.59 µs |
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
-/// the mirror changes of the levels below, the encoded book and four layers
-/// of the top level; with cache sweeps, the change lists of every level, the
-/// top level's child cache (31 bytes a board) and reverse edges. Time grows
-/// with the seed count as more turns keep changing and the layers outgrow the
-/// CPU caches. Fitted to runs of 12 to 20 seeds (run sweeps, on the project's
-/// Intel Xeon) and 12 to 16 seeds (cache sweeps, on an AMD Zen 3).
+/// the mirror changes of the levels below, a level's encoded bytes on their
+/// way to disk and four layers of the top level; with cache sweeps, the
+/// change lists of every level, the top level's child cache (31 bytes a
+/// board) and reverse edges. Time grows with the seed count as more turns
+/// keep changing and the layers outgrow the CPU caches. Cache sweeps: fitted
+/// to runs of 12 to 16 seeds on an AMD Zen 3.
 struct Estimate {
     memory: u64,
     book: u64,
@@ -249,8 +250,8 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (16 << 20) + per_board(38.0 + 3.4 * above_12.max(0.0)),
-                boards as f64 * 0.38e-6 * 1.09f64.powf(above_12),
+                (16 << 20) + per_board(25.0 + 3.4 * above_12.max(0.0)),
+                boards as f64 * 0.25e-6 * 1.113f64.powf(above_12),
             ),
             _ => (
                 per_board(27.0 + 2.6 * f64::from(max_seeds)),
@@ -259,7 +260,7 @@ impl Estimate {
         };
         Estimate {
             memory,
-            book: per_board((10.7 + 1.3 * above_12).max(2.0)),
+            book: per_board((8.85 + 1.27 * above_12).max(2.0)),
             seconds_2_threads,
         }
     }
