@@ -355,6 +355,15 @@ impl Iterator for Decoder<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<(u32, i8)> {
+        // The common case: a one-byte gap.
+        if let Some(&[gap, value]) = self.bytes.get(self.at..self.at + 2) {
+            if gap < 0x80 {
+                let state = self.next_base + u64::from(gap);
+                self.at += 2;
+                self.next_base = state + 1;
+                return Some((state as u32, value as i8));
+            }
+        }
         let mut gap = 0u64;
         let mut shift = 0;
         loop {

@@ -231,13 +231,15 @@ fn encode_records(
     mut changes: impl TurnOrder,
 ) -> (Vec<u32>, Vec<u8>) {
     // V1 counts changes from turn 1 and stores the value there up front.
-    let first_turn = u32::from(codec == Codec::V1);
+    let first_turn = u16::from(codec == Codec::V1);
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
-    let mut last = vec![(0u32, 0i8); STRETCH];
+    // Per board of the stretch (small, to stay in L1): its last change so
+    // far, V1's value at turn 1, its body's length, where its next code goes.
+    let mut last = vec![(0u16, 0i8); STRETCH];
     let mut first_values = vec![0i8; STRETCH];
-    let mut sizes = vec![0usize; STRETCH];
-    let mut cursors = vec![0usize; STRETCH];
+    let mut sizes = vec![0u32; STRETCH];
+    let mut cursors = vec![0u32; STRETCH];
     // Per change: the board within the stretch, the code's length, its bytes.
     let mut codes: Vec<u64> = Vec::new();
     for start in range.clone().step_by(STRETCH) {
@@ -245,11 +247,12 @@ fn encode_records(
         let boards = end - start;
         last[..boards].fill((first_turn, 0));
         first_values[..boards].fill(0);
-        sizes[..boards].fill(first_turn as usize);
+        sizes[..boards].fill(u32::from(first_turn));
         codes.clear();
         changes.take_below(end, |turn, board, value| {
             let i = board - start;
             let (last_turn, last_value) = last[i];
+            let turn = u16::try_from(turn).expect("compact books cover at most 255 turns");
             last[i] = (turn, value);
             if turn == first_turn {
                 // V1's value with 1 turn left: the body's first byte.
@@ -257,9 +260,9 @@ fn encode_records(
                 return;
             }
             let dv = i16::from(value) - i16::from(last_value);
-            let (code, len) = codec.code(turn - last_turn, dv);
+            let (code, len) = codec.code(u32::from(turn - last_turn), dv);
             codes.push(u64::from(code) | (len as u64) << 24 | (i as u64) << 32);
-            sizes[i] += len;
+            sizes[i] += len as u32;
         });
         // Lay the records out: length, V1's first value, room for the codes.
         let mut stretch_end = records.len();
@@ -267,24 +270,25 @@ fn encode_records(
             if board % BLOCK == 0 {
                 offsets.push(u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB"));
             }
-            stretch_end += leb128_len(size) + size;
+            stretch_end += leb128_len(size as usize) + size as usize;
         }
+        u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB");
         let mut at = records.len();
         records.resize(stretch_end, 0);
         for i in 0..boards {
-            at += write_leb128(&mut records[at..], sizes[i]);
+            at += write_leb128(&mut records[at..], sizes[i] as usize);
             if first_turn == 1 {
                 records[at] = first_values[i] as u8;
                 at += 1;
             }
-            cursors[i] = at;
-            at += sizes[i] - first_turn as usize;
+            cursors[i] = at as u32;
+            at += (sizes[i] - u32::from(first_turn)) as usize;
         }
         for &code in &codes {
             let i = (code >> 32) as usize;
             let len = (code >> 24 & 3) as usize;
             let bytes = (code as u32).to_le_bytes();
-            let at = cursors[i];
+            let at = cursors[i] as usize;
             // Byte by byte: a copy of 1 to 3 bytes would call memcpy.
             records[at] = bytes[0];
             if len > 1 {
@@ -293,7 +297,7 @@ fn encode_records(
                     records[at + 2] = bytes[2];
                 }
             }
-            cursors[i] += len;
+            cursors[i] += len as u32;
         }
     }
     (offsets, records)
