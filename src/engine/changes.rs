@@ -191,6 +191,11 @@ impl PackedChanges {
     /// Appends `other`, packed separately (in parallel, say) from scratch,
     /// whose changes all lie above those pushed here.
     pub fn append(&mut self, other: PackedChanges) {
+        if self.len == 0 && self.next_base == 0 {
+            // Nothing here: `other` as it is.
+            *self = other;
+            return;
+        }
         // `other`'s first gap counts from 0: decode it and re-encode it from
         // here; the rest of its bytes are gaps within `other`, still valid.
         let mut decoder = Decoder {
@@ -213,6 +218,22 @@ impl PackedChanges {
         );
         self.len += other.len;
         self.next_base = other.next_base;
+    }
+
+    /// `parts` end to end, each packed separately (in parallel, say) from
+    /// scratch and all its changes above the part before's: one allocation.
+    pub fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
+        let bytes = parts.iter().map(|p| p.bytes.len()).sum::<usize>();
+        let syncs = parts.iter().map(|p| p.sync.len()).sum::<usize>();
+        let mut parts = parts.into_iter();
+        let mut all = parts.next().unwrap_or_default();
+        // A re-encoded first gap may grow by up to 4 bytes per part.
+        all.bytes.reserve(bytes + 4 * parts.len() - all.bytes.len());
+        all.sync.reserve(syncs + parts.len() - all.sync.len());
+        for part in parts {
+            all.append(part);
+        }
+        all
     }
 
     /// Drops the changes of states below `state`.

@@ -598,15 +598,7 @@ fn diff(old: &[i8], new: &[i8], offset: usize) -> PackedChanges {
             changes
         })
         .collect();
-    concatenate(parts)
-}
-
-fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
-    let mut all = PackedChanges::default();
-    for part in parts {
-        all.append(part);
-    }
-    all
+    PackedChanges::concatenate(parts)
 }
 
 /// Appends `changes` to turn `turn`'s list in `lists`.
@@ -841,7 +833,7 @@ fn solve_level(
             let previous = &previous[..];
             let (kernel, trial) = picker.pick(turn);
             let sweep_start = Instant::now();
-            let changes = concatenate(
+            let changes = PackedChanges::concatenate(
                 parts
                     .into_par_iter()
                     .map(|(range, out)| {
