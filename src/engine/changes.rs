@@ -464,6 +464,38 @@ mod tests {
     }
 
     #[test]
+    fn concatenated_parts_equal_one_list() {
+        // Parts packed from scratch, some empty, gaps small and large.
+        let states: Vec<u32> = (0..5000u32).map(|i| i * 3 + (i / 700) * 100_000).collect();
+        let mut whole = PackedChanges::default();
+        for &state in &states {
+            whole.push(state, (state % 90) as i8 - 45);
+        }
+        for cuts in [
+            vec![0, 5000],
+            vec![0, 0, 1, 2500, 2500, 4999, 5000],
+            vec![0, 1024, 2048, 5000],
+        ] {
+            let parts: Vec<PackedChanges> = cuts
+                .windows(2)
+                .map(|w| {
+                    let mut part = PackedChanges::default();
+                    for &state in &states[w[0]..w[1]] {
+                        part.push(state, (state % 90) as i8 - 45);
+                    }
+                    part
+                })
+                .collect();
+            let joined = PackedChanges::concatenate(parts);
+            assert_eq!(joined, whole, "cuts {cuts:?}");
+            assert_eq!(joined.len(), states.len());
+            // Sync points still find ranges.
+            let (from, to) = (states[3333] as usize, states[4444] as usize);
+            assert!(joined.within(from, to).eq(whole.within(from, to)));
+        }
+    }
+
+    #[test]
     fn dropping_keeps_the_changes_above() {
         let mut packed = PackedChanges::default();
         let states: Vec<u32> = (0..3000).map(|i| i * i % 7919 + i * 8000).collect();
