@@ -1075,3 +1075,26 @@ fn appended_books_equal_written_ones_and_survive_an_interrupted_append() {
         Err(BookError::WrongGame { .. })
     ));
 }
+
+/// Sections are checksummed in parallel pieces: the combined CRC is the
+/// CRC of the whole, at every size around the piece boundaries.
+#[test]
+fn parallel_checksums_equal_plain_ones() {
+    let piece = 1usize << 24;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let data: Vec<u8> = (0..2 * piece + 1000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    for len in [0, 1, piece - 1, piece, piece + 1, 2 * piece, 2 * piece + 1000] {
+        assert_eq!(
+            book::crc32(&data[..len]),
+            crc32fast::hash(&data[..len]),
+            "{len} bytes"
+        );
+    }
+}

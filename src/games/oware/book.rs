@@ -523,29 +523,47 @@ impl OwareBook {
         let level = self.levels[seeds as usize];
         let section = self.container.section(seeds as usize);
         let boards = level.states as usize;
-        let mut converged = vec![0u64; 2 * seeds as usize + 1];
-        let mut changes = 0u64;
-        let mut record = |board_changes: u64, value: i8| {
-            changes += board_changes;
-            converged[(i32::from(value) + seeds as i32) as usize] += 1;
+        // Per stretch of boards (whole compact blocks), in parallel: the
+        // value changes after turn 1, and the converged values' counts.
+        const STRETCH: usize = 1 << 16;
+        let stretch = |first: usize| {
+            let range = first..(first + STRETCH).min(boards);
+            let mut converged = vec![0u64; 2 * seeds as usize + 1];
+            let mut changes = 0u64;
+            let mut record = |board_changes: u64, value: i8| {
+                changes += board_changes;
+                converged[(i32::from(value) + seeds as i32) as usize] += 1;
+            };
+            match self.encoding.codec() {
+                Some(codec) => {
+                    let level_data = compact::Level::trusted(section, codec, boards);
+                    for (board_changes, value) in level_data.summaries_of(range) {
+                        record(u64::from(board_changes), value);
+                    }
+                }
+                None => {
+                    let layers = level.last_change as usize;
+                    for board in range {
+                        let value = |layer: usize| section[layer * boards + board] as i8;
+                        let board_changes =
+                            (1..layers).filter(|&l| value(l) != value(l - 1)).count();
+                        record(board_changes as u64, value(layers - 1));
+                    }
+                }
+            }
+            (changes, converged)
         };
-        match self.encoding.codec() {
-            Some(codec) => {
-                for (board_changes, value) in
-                    compact::Level::trusted(section, codec, boards).summaries()
-                {
-                    record(u64::from(board_changes), value);
-                }
-            }
-            None => {
-                let layers = level.last_change as usize;
-                for board in 0..boards {
-                    let value = |layer: usize| section[layer * boards + board] as i8;
-                    let board_changes = (1..layers).filter(|&l| value(l) != value(l - 1)).count();
-                    record(board_changes as u64, value(layers - 1));
-                }
-            }
-        }
+        let (changes, converged) = (0..boards)
+            .into_par_iter()
+            .step_by(STRETCH)
+            .map(stretch)
+            .reduce(
+                || (0, vec![0u64; 2 * seeds as usize + 1]),
+                |(a, mut counts), (b, more)| {
+                    counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
+                    (a + b, counts)
+                },
+            );
         LevelStats {
             level,
             changes,

@@ -423,7 +423,8 @@ impl<'a> Level<'a> {
         if level.offset(0) != 0 || level.offset(blocks) != records.len() {
             return Err(Malformed("block offsets do not span the records".into()));
         }
-        for block in 0..blocks {
+        // Blocks are independent: checked in parallel stretches.
+        let check_block = |block: usize| -> Result<(), Malformed> {
             let mut at = level.offset(block);
             let in_block = BLOCK.min(boards - block * BLOCK);
             for _ in 0..in_block {
@@ -448,7 +449,12 @@ impl<'a> Level<'a> {
                     "block {block} does not end where the next begins"
                 )));
             }
-        }
+            Ok(())
+        };
+        (0..blocks)
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .try_for_each(check_block)?;
         Ok(level)
     }
 
@@ -466,8 +472,14 @@ impl<'a> Level<'a> {
 
     /// Every board's record body, in rank order.
     fn bodies(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        self.bodies_of(0..self.boards)
+    }
+
+    /// The record bodies of boards `boards` (from a block's first board).
+    fn bodies_of(&self, boards: Range<usize>) -> impl Iterator<Item = &'a [u8]> + '_ {
+        assert!(boards.start.is_multiple_of(BLOCK) && boards.end <= self.boards);
         let mut at = 0;
-        (0..self.boards).map(move |board| {
+        boards.map(move |board| {
             if board % BLOCK == 0 {
                 at = self.offset(board / BLOCK);
             }
@@ -554,7 +566,12 @@ impl<'a> Level<'a> {
 
     /// Each board's number of changes after turn 1 and its final value.
     pub fn summaries(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
-        self.bodies().map(|body| {
+        self.summaries_of(0..self.boards)
+    }
+
+    /// [`Level::summaries`] of boards `boards` (from a block's first board).
+    pub fn summaries_of(&self, boards: Range<usize>) -> impl Iterator<Item = (u32, i8)> + '_ {
+        self.bodies_of(boards).map(|body| {
             let (mut changes, mut value) = (0, 0);
             for (turn, new) in self.valid_changes(body) {
                 value = new;
