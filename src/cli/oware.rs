@@ -615,8 +615,10 @@ fn base_book(
     if book.max_seeds() > options.max_seeds || (extending && book.max_seeds() == options.max_seeds)
     {
         return Err(CliError::Input(format!(
-            "{what} {} holds up to {} seeds already; --max-seeds must be larger",
+            "{what} {} holds up to {} seeds already; --max-seeds must be {} {}",
             path.display(),
+            book.max_seeds(),
+            if extending { "above" } else { "at least" },
             book.max_seeds()
         )));
     }
