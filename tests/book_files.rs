@@ -1090,7 +1090,15 @@ fn parallel_checksums_equal_plain_ones() {
             state as u8
         })
         .collect();
-    for len in [0, 1, piece - 1, piece, piece + 1, 2 * piece, 2 * piece + 1000] {
+    for len in [
+        0,
+        1,
+        piece - 1,
+        piece,
+        piece + 1,
+        2 * piece,
+        2 * piece + 1000,
+    ] {
         assert_eq!(
             book::crc32(&data[..len]),
             crc32fast::hash(&data[..len]),

@@ -563,6 +563,34 @@ fn resume_takes_over_a_checkpoint_of_an_earlier_build() {
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
 }
 
+/// Books with more than 255 turns store every layer; their checkpoints are
+/// appended to in place like compact ones.
+#[test]
+fn resume_appends_to_a_checkpoint_of_every_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (low, out, fresh) = (
+        dir.path().join("low.book"),
+        dir.path().join("8.book"),
+        dir.path().join("fresh.book"),
+    );
+    let checkpoint = dir.path().join("8.book.checkpoint");
+    let limit = ["--turn-limit", "300"];
+    assert!(endbook(&generate_args("6", &low, &limit)).status.success());
+    std::fs::rename(&low, &checkpoint).unwrap();
+    let resumed = endbook(&generate_args(
+        "8",
+        &out,
+        &[&limit[..], &["--resume"]].concat(),
+    ));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(text(&resumed.stderr).contains("taking over levels 0..=6"));
+    assert!(endbook(&generate_args("8", &fresh, &limit))
+        .status
+        .success());
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+    assert!(!checkpoint.exists());
+}
+
 #[test]
 fn resume_without_a_checkpoint_starts_from_scratch() {
     let dir = tempfile::tempdir().unwrap();

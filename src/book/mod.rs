@@ -568,6 +568,13 @@ impl Appender {
                 path: path.to_owned(),
             });
         }
+        let version = read_u32(&start, 8);
+        if version != FORMAT_VERSION {
+            return Err(BookError::UnsupportedVersion {
+                path: path.to_owned(),
+                version,
+            });
+        }
         let found: [u8; 4] = start[12..16].try_into().unwrap();
         if found != game {
             return Err(BookError::WrongGame {
@@ -659,13 +666,21 @@ impl Appender {
         write(&mut self.file).map_err(|source| self.io_error(source))
     }
 
-    /// Commits with `params` and renames the book to `path`.
-    pub fn finish(mut self, params: &[u64], path: &Path) -> Result<(), BookError> {
-        self.commit(params)?;
+    /// Gives the file another name (replacing any file there); appending
+    /// goes on.
+    pub fn rename(&mut self, path: &Path) -> Result<(), BookError> {
         std::fs::rename(&self.path, path).map_err(|source| BookError::Io {
             path: path.to_owned(),
             source,
-        })
+        })?;
+        self.path = path.to_owned();
+        Ok(())
+    }
+
+    /// Commits with `params` and renames the book to `path`.
+    pub fn finish(mut self, params: &[u64], path: &Path) -> Result<(), BookError> {
+        self.commit(params)?;
+        self.rename(path)
     }
 
     fn io_error(&self, source: io::Error) -> BookError {

@@ -357,8 +357,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 );
                 None
             }
-            // Not laid out for appending (an earlier build's checkpoint): its
-            // levels are copied into a new book below.
+            // Not laid out for appending (an earlier build's checkpoint, say):
+            // its levels are copied into a new book below.
             Err(BookError::Corrupt { .. }) => Some(checkpoint.clone()),
             Err(error) => return Err(book_failure(error)),
         },
@@ -396,18 +396,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 Some(writer) => (base, writer),
                 None => {
                     // A new book, the old one's levels copied in (encoded anew
-                    // if stored otherwise). The old file stays mapped until
-                    // dropped: unlink it rather than overwrite it.
-                    if base_path.as_deref() == Some(checkpoint.as_path()) {
-                        std::fs::remove_file(&checkpoint).map_err(|source| {
-                            book_failure(BookError::Io {
-                                path: checkpoint.clone(),
-                                source,
-                            })
-                        })?;
-                    }
-                    let mut writer =
-                        BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
+                    // if stored otherwise), built beside the checkpoint and
+                    // renamed over it once committed: a crash meanwhile
+                    // leaves the old checkpoint. (The old file stays mapped
+                    // until dropped; a rename leaves its bytes alone.)
+                    let mut writer = BookWriter::create(&temporary_path(&checkpoint), encoding)
+                        .map_err(book_failure)?;
                     for seeds in 0..=book.max_seeds() {
                         let bytes = match book.encoding() == encoding {
                             true => book.level_bytes(seeds).to_vec(),
@@ -420,6 +414,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                             .map_err(book_failure)?;
                     }
                     writer.commit(&base).map_err(book_failure)?;
+                    writer.rename(&checkpoint).map_err(book_failure)?;
                     (base, writer)
                 }
             }

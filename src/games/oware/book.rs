@@ -633,6 +633,8 @@ enum WriteJob {
     Append([u64; 2], Vec<u8>),
     /// Commit the header with these parameters.
     Commit([u64; PARAMS]),
+    /// Rename the file.
+    Rename(PathBuf),
 }
 
 impl BookWriter {
@@ -647,13 +649,14 @@ impl BookWriter {
     /// validate its levels before building on them.
     pub fn reopen(path: &Path) -> Result<BookWriter, BookError> {
         let (appender, params) = Appender::reopen(path, GAME_TAG)?;
-        let encoding = match params.get(4) {
-            Some(1) => Encoding::ChangesV1,
-            Some(2) => Encoding::Changes,
+        let encoding = match params[..] {
+            [_, _, _, _, 0] => Encoding::Layers,
+            [_, _, _, _, 1] => Encoding::ChangesV1,
+            [_, _, _, _, 2] => Encoding::Changes,
             _ => {
                 return Err(BookError::Corrupt {
                     path: path.to_owned(),
-                    reason: "not a compact Oware book written level by level".into(),
+                    reason: "not an Oware book this build can append to".into(),
                 })
             }
         };
@@ -671,6 +674,7 @@ impl BookWriter {
                         bytes: &bytes,
                     })?,
                     WriteJob::Commit(params) => appender.commit(&params)?,
+                    WriteJob::Rename(path) => appender.rename(&path)?,
                 }
             }
             Ok(appender)
@@ -721,6 +725,14 @@ impl BookWriter {
         )))
     }
 
+    /// Renames the book to `path` (replacing any file there) once what was
+    /// sent before is written: after a [`BookWriter::commit`], a complete
+    /// book replaces the file at `path` at once.
+    pub fn rename(&mut self, path: &Path) -> Result<(), BookError> {
+        self.path = path.to_owned();
+        self.send(WriteJob::Rename(path.to_owned()))
+    }
+
     /// Waits for everything sent, commits `generated` and renames the book
     /// to `path`.
     pub fn finish(mut self, generated: &Generated, path: &Path) -> Result<(), BookError> {
@@ -752,9 +764,12 @@ impl BookWriter {
 }
 
 impl Drop for BookWriter {
+    /// Lets the thread finish what it was sent (a failure, or a panic, is
+    /// dropped with it).
     fn drop(&mut self) {
-        if self.thread.is_some() {
-            let _ = self.wait();
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
