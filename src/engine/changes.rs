@@ -225,11 +225,14 @@ impl PackedChanges {
     pub fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
         let bytes = parts.iter().map(|p| p.bytes.len()).sum::<usize>();
         let syncs = parts.iter().map(|p| p.sync.len()).sum::<usize>();
-        let mut parts = parts.into_iter();
+        let parts_left = parts.len();
+        // Empty parts add nothing (and the first would be moved, its
+        // capacity with it).
+        let mut parts = parts.into_iter().filter(|part| !part.is_empty());
         let mut all = parts.next().unwrap_or_default();
         // A re-encoded first gap may grow by up to 4 bytes per part.
-        all.bytes.reserve(bytes + 4 * parts.len() - all.bytes.len());
-        all.sync.reserve(syncs + parts.len() - all.sync.len());
+        all.bytes.reserve(bytes + 4 * parts_left - all.bytes.len());
+        all.sync.reserve(syncs + parts_left - all.sync.len());
         for part in parts {
             all.append(part);
         }

@@ -86,7 +86,8 @@ impl Codec {
             }
         };
         let dt = u8::try_from(dt).expect("compact books cover at most 255 turns");
-        let dv = u32::from(dv as i8 as u8);
+        let dv = i8::try_from(dv).expect("a change of a value by at most 127");
+        let dv = u32::from(dv as u8);
         (u32::from(escape) | u32::from(dt) << 8 | dv << 16, 3)
     }
 
