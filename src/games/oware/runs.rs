@@ -584,17 +584,19 @@ fn for_each_cell(
     }
 }
 
-/// The changes from `old` to `new` (a level's layer starting at global index
-/// `offset`), packed in parallel.
-fn diff(old: &[i8], new: &[i8], offset: usize) -> PackedChanges {
+/// Brings `layer` (a level's layer starting at global index `offset`) to
+/// `new`, returning the changes, packed: in parallel chunks, each compared,
+/// then copied, while in cache.
+fn update(layer: &mut [i8], new: &[i8], offset: usize) -> PackedChanges {
     const CHUNK: usize = 1 << 16;
-    let parts: Vec<PackedChanges> = old
-        .par_chunks(CHUNK)
+    let parts: Vec<PackedChanges> = layer
+        .par_chunks_mut(CHUNK)
         .zip(new.par_chunks(CHUNK))
         .enumerate()
         .map(|(i, (old, new))| {
             let mut changes = PackedChanges::default();
             changes.push_differences(offset + i * CHUNK, old, new);
+            old.copy_from_slice(new);
             changes
         })
         .collect();
@@ -872,9 +874,8 @@ fn solve_level(
             }
         } else if keep_mirror {
             rows.transpose(&values, &mut next_mirror);
-            let mirrored = diff(&mirror[offset..], &next_mirror, offset);
+            let mirrored = update(&mut mirror[offset..], &next_mirror, offset);
             record(&mut solution.mirrored, turn, mirrored);
-            mirror[offset..].copy_from_slice(&next_mirror);
         } else if !converged && turn < turn_limit {
             rows.transpose(&values, &mut mirror[offset..]);
         }
@@ -960,9 +961,8 @@ pub fn derive_mirror(solution: &mut Solution) {
                 values[state as usize - start] = value;
             }
             rows.transpose(&values, &mut next_mirror);
-            let mirrored = diff(&mirror, &next_mirror, start);
+            let mirrored = update(&mut mirror, &next_mirror, start);
             record(&mut solution.mirrored, turn, mirrored);
-            std::mem::swap(&mut mirror, &mut next_mirror);
         }
         solution.mirrored_levels = level + 1;
     }
