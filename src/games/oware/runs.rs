@@ -40,6 +40,7 @@ use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use crate::kernels::KernelChoice;
 use rayon::prelude::*;
 use std::time::Instant;
+use wide::u8x16;
 
 /// States per parallel work item of a row sweep.
 const SWEEP_CHUNK_STATES: usize = 1 << 15;
@@ -387,23 +388,34 @@ impl LevelRows {
     }
 }
 
-/// Transposes an 8 x 8 byte matrix held as eight little-endian rows:
-/// swaps 1-, 2- then 4-byte blocks across the diagonal.
+/// Transposes an 8 x 8 byte matrix held as eight little-endian rows. Read
+/// as 64 bytes in row order, the transpose is three perfect shuffles (each
+/// interleaves the first 32 bytes with the last 32: an index's six bits
+/// rotate left by one, so three turn (row, column) into (column, row)),
+/// each four byte interleaves of 16-byte vectors.
 #[inline(always)]
 fn transpose_8x8(rows: &mut [u64; 8]) {
-    for (distance, mask) in [
-        (1, 0x00ff_00ff_00ff_00ffu64),
-        (2, 0x0000_ffff_0000_ffff),
-        (4, 0x0000_0000_ffff_ffff),
-    ] {
-        let shift = 8 * distance;
-        for i in 0..8 {
-            if i & distance == 0 {
-                let swap = ((rows[i] >> shift) ^ rows[i + distance]) & mask;
-                rows[i + distance] ^= swap;
-                rows[i] ^= swap << shift;
-            }
-        }
+    let pair = |first: u64, second: u64| {
+        u8x16::from((u128::from(first) | u128::from(second) << 64).to_le_bytes())
+    };
+    let mut x = [
+        pair(rows[0], rows[1]),
+        pair(rows[2], rows[3]),
+        pair(rows[4], rows[5]),
+        pair(rows[6], rows[7]),
+    ];
+    for _ in 0..3 {
+        x = [
+            u8x16::unpack_low(x[0], x[2]),
+            u8x16::unpack_high(x[0], x[2]),
+            u8x16::unpack_low(x[1], x[3]),
+            u8x16::unpack_high(x[1], x[3]),
+        ];
+    }
+    for (two_rows, vector) in rows.chunks_exact_mut(2).zip(x) {
+        let bits = u128::from_le_bytes(vector.to_array());
+        two_rows[0] = bits as u64;
+        two_rows[1] = (bits >> 64) as u64;
     }
 }
 
@@ -971,6 +983,28 @@ pub fn derive_mirror(solution: &mut Solution) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_of_8_by_8_bytes_transpose() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100 {
+            let mut rows = [0u64; 8];
+            for row in &mut rows {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                *row = seed;
+            }
+            let byte = |rows: &[u64; 8], r: usize, c: usize| (rows[r] >> (8 * c)) as u8;
+            let mut transposed = rows;
+            transpose_8x8(&mut transposed);
+            for r in 0..8 {
+                for c in 0..8 {
+                    assert_eq!(byte(&transposed, c, r), byte(&rows, r, c), "({r}, {c})");
+                }
+            }
+        }
+    }
     use crate::games::oware::BoardIndex;
 
     #[test]
