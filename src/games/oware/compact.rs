@@ -93,7 +93,7 @@ impl Codec {
 
     /// The change at the start of `bytes`: (dt, dv, bytes read), or why it
     /// is not one. Escapes' and long codes' `dt` and `dv` may be 0 here.
-    #[inline]
+    #[inline(always)]
     fn read(self, bytes: &[u8]) -> Result<(u32, i16, usize), Malformed> {
         let code = bytes[0];
         let escaped = |bytes: &[u8]| match bytes.get(1..3) {
@@ -364,7 +364,7 @@ impl Iterator for Changes<'_> {
     /// (turn, value) of the next change.
     type Item = Result<(u32, i8), Malformed>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(head) = self.head.take() {
             return Some(Ok(head));
