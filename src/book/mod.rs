@@ -199,29 +199,11 @@ impl Container {
             path: path.clone(),
             reason,
         };
-        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-            return Err(BookError::NotABook { path });
-        }
-        if bytes.len() < FIXED_HEADER {
-            return Err(truncated(FIXED_HEADER as u64));
-        }
-        let version = read_u32(&bytes, 8);
-        if version != FORMAT_VERSION {
-            return Err(BookError::UnsupportedVersion { path, version });
-        }
-        let found: [u8; 4] = bytes[12..16].try_into().unwrap();
-        if found != game {
-            return Err(BookError::WrongGame {
-                path,
-                expected: game,
-                found,
-            });
-        }
         let Header {
             params,
             sections,
             len: header_len,
-        } = Header::parse(&path, &bytes)?;
+        } = Header::parse(&path, &bytes, game)?;
         let mut end = header_len as u64;
         for (i, section) in sections.iter().enumerate() {
             // Padding is covered by no checksum: it must be zero.
@@ -310,13 +292,39 @@ struct Header {
 }
 
 impl Header {
-    /// Parses the header at the start of `bytes` (magic, version and game
-    /// checked by the caller).
-    fn parse(path: &Path, bytes: &[u8]) -> Result<Header, BookError> {
+    /// Parses the header at the start of `bytes`, a book of game `game`.
+    fn parse(path: &Path, bytes: &[u8], game: [u8; 4]) -> Result<Header, BookError> {
         let corrupt = |reason: String| BookError::Corrupt {
             path: path.to_owned(),
             reason,
         };
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            return Err(BookError::NotABook {
+                path: path.to_owned(),
+            });
+        }
+        if bytes.len() < FIXED_HEADER {
+            return Err(BookError::Truncated {
+                path: path.to_owned(),
+                needed: FIXED_HEADER as u64,
+                len: bytes.len() as u64,
+            });
+        }
+        let version = read_u32(bytes, 8);
+        if version != FORMAT_VERSION {
+            return Err(BookError::UnsupportedVersion {
+                path: path.to_owned(),
+                version,
+            });
+        }
+        let found: [u8; 4] = bytes[12..16].try_into().unwrap();
+        if found != game {
+            return Err(BookError::WrongGame {
+                path: path.to_owned(),
+                expected: game,
+                found,
+            });
+        }
         let param_count = read_u32(bytes, 16);
         let section_count = read_u32(bytes, 20);
         if param_count > MAX_PARAMS || section_count > MAX_SECTIONS {
@@ -563,27 +571,7 @@ impl Appender {
             .take(most)
             .read_to_end(&mut start)
             .map_err(io_error)?;
-        if start.len() < FIXED_HEADER || start[..MAGIC.len()] != MAGIC {
-            return Err(BookError::NotABook {
-                path: path.to_owned(),
-            });
-        }
-        let version = read_u32(&start, 8);
-        if version != FORMAT_VERSION {
-            return Err(BookError::UnsupportedVersion {
-                path: path.to_owned(),
-                version,
-            });
-        }
-        let found: [u8; 4] = start[12..16].try_into().unwrap();
-        if found != game {
-            return Err(BookError::WrongGame {
-                path: path.to_owned(),
-                expected: game,
-                found,
-            });
-        }
-        let header = Header::parse(path, &start)?;
+        let header = Header::parse(path, &start, game)?;
         if header.sections.len() > TABLE_ROOM
             || header.sections.first().is_some_and(|first| {
                 first.offset != first_section(header.params.len(), header.sections.len())
