@@ -68,6 +68,13 @@ impl Encoding {
         }
     }
 
+    /// The encoding a book's parameter `code` names.
+    fn from_code(code: u64) -> Option<Encoding> {
+        [Encoding::Layers, Encoding::ChangesV1, Encoding::Changes]
+            .into_iter()
+            .find(|encoding| encoding.code() == code)
+    }
+
     fn code(self) -> u64 {
         match self {
             Encoding::Layers => 0,
@@ -206,11 +213,12 @@ impl OwareBook {
         let params = container.params();
         let encoding = match params.len() {
             4 => Encoding::Layers,
-            5 => match params[4] {
-                0 => Encoding::Layers,
-                1 => Encoding::ChangesV1,
-                2 => Encoding::Changes,
-                code => return Err(container.corrupt(format!("unknown value encoding {code}"))),
+            5 => match Encoding::from_code(params[4]) {
+                Some(encoding) => encoding,
+                None => {
+                    let code = params[4];
+                    return Err(container.corrupt(format!("unknown value encoding {code}")));
+                }
             },
             count => {
                 return Err(container.corrupt(format!(
@@ -650,15 +658,14 @@ impl BookWriter {
     pub fn reopen(path: &Path) -> Result<BookWriter, BookError> {
         let (appender, params) = Appender::reopen(path, GAME_TAG)?;
         let encoding = match params[..] {
-            [_, _, _, _, 0] => Encoding::Layers,
-            [_, _, _, _, 1] => Encoding::ChangesV1,
-            [_, _, _, _, 2] => Encoding::Changes,
-            _ => {
-                return Err(BookError::Corrupt {
-                    path: path.to_owned(),
-                    reason: "not an Oware book this build can append to".into(),
-                })
-            }
+            [_, _, _, _, code] => Encoding::from_code(code),
+            _ => None,
+        };
+        let Some(encoding) = encoding else {
+            return Err(BookError::Corrupt {
+                path: path.to_owned(),
+                reason: "not an Oware book this build can append to".into(),
+            });
         };
         let levels = appender.sections();
         Ok(Self::start(path, appender, levels, encoding))
