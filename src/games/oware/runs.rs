@@ -676,45 +676,38 @@ impl RunSolver {
         observer: impl FnMut(&TurnReport),
     ) -> Solution {
         let states = self.level_starts[seeds as usize + 1] - self.level_starts[seeds as usize];
-        let mut solution = if states < SMALL_LEVEL && rayon::current_num_threads() > 1 {
+        let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
+        let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
+        let picker = &mut self.picker;
+        let solve = |observer: &mut dyn FnMut(&TurnReport)| {
+            solve_level(
+                plan,
+                seeds,
+                level_starts,
+                solved,
+                turn_limit,
+                keep_mirror,
+                picker,
+                observer,
+            )
+        };
+        let mut observer = observer;
+        let mut solution = if small {
             // Too little work per turn to share: on one thread, the turns'
-            // parallel steps run inline instead of waking the others.
+            // parallel steps run inline instead of waking the others (the
+            // reports reach the observer after the level).
             let single = self.single_thread.get_or_insert_with(|| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(1)
                     .build()
                     .expect("a one-thread pool")
             });
-            let (plan, level_starts, turn_limit) =
-                (&self.plan, &self.level_starts, self.turn_limit);
-            let picker = &mut self.picker;
             let mut reports = Vec::new();
-            let solution = single.install(|| {
-                solve_level(
-                    plan,
-                    seeds,
-                    level_starts,
-                    solved,
-                    turn_limit,
-                    keep_mirror,
-                    picker,
-                    |report| reports.push(*report),
-                )
-            });
-            let mut observer = observer;
+            let solution = single.install(|| solve(&mut |report| reports.push(*report)));
             reports.iter().for_each(&mut observer);
             solution
         } else {
-            solve_level(
-                &self.plan,
-                seeds,
-                &self.level_starts,
-                solved,
-                self.turn_limit,
-                keep_mirror,
-                &mut self.picker,
-                observer,
-            )
+            solve(&mut observer)
         };
         (solution.kernel, solution.kernel_trials) = self
             .picker
