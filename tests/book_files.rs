@@ -18,6 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+mod common;
+use common::Rng;
+
 /// Seeds of the small book every test starts from.
 const SEEDS: u32 = 4;
 
@@ -341,16 +344,9 @@ fn empty_short_and_random_files_are_not_books() {
         "a text file",
     );
     // Random bytes, seeded so that failures reproduce.
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for len in [1, 7, 8, 23, 24, 100, 4096, valid().len()] {
-        let noise: Vec<u8> = (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let noise: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
         refused_as(&noise, "NotABook", &format!("{len} random bytes"));
         // Random bytes behind a good magic: refused, whatever the reason.
         let mut behind_magic = MAGIC.to_vec();
@@ -1081,15 +1077,8 @@ fn appended_books_equal_written_ones_and_survive_an_interrupted_append() {
 #[test]
 fn parallel_checksums_equal_plain_ones() {
     let piece = 1usize << 24;
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let data: Vec<u8> = (0..2 * piece + 1000)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let data: Vec<u8> = (0..2 * piece + 1000).map(|_| rng.next() as u8).collect();
     for len in [
         0,
         1,
