@@ -430,7 +430,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let mut progress = LevelProgress::new();
     // Time the generation waited for the book writer (which writes each
     // level on its own thread while the next is solved).
-    let (mut encode_time, mut checkpoint_time) = (Duration::ZERO, Duration::ZERO);
+    let (mut encode_time, mut writer_wait) = (Duration::ZERO, Duration::ZERO);
     let mut write_error = None;
     let generated = extend(base, options, |event| match event {
         GenerateProgress::Turn { seeds, report } => {
@@ -486,7 +486,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             if let Err(error) = write() {
                 write_error.get_or_insert(error);
             }
-            checkpoint_time += write_start.elapsed();
+            writer_wait += write_start.elapsed();
             // Encoded, the levels' changes are needed no more: run sweeps read
             // the lower levels' mirror changes alone.
             if options.mode == SweepMode::Runs {
@@ -531,7 +531,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         generated.cache_time.as_secs_f64(),
         solution.elapsed.as_secs_f64(),
         encode_time.as_secs_f64(),
-        (checkpoint_time + (total_time - solve_time)).as_secs_f64()
+        (writer_wait + (total_time - solve_time)).as_secs_f64()
     );
     println!(
         "{} state updates, {:.3e} state updates/s in the sweeps",
