@@ -17,6 +17,7 @@
 
 use super::cache::{MoveCache, LANES};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
+use super::layer::zeroed_layer;
 use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
@@ -413,8 +414,8 @@ pub fn solve<const MOVES: usize>(
     let mut last_changes = LayerChanges::default();
     let mut turns_swept = 0;
     let buffer_len = cache.blocks() * LANES + LAYER_PADDING;
-    let mut prev = vec![0i8; buffer_len];
-    let mut next = vec![0i8; buffer_len];
+    let mut prev = zeroed_layer(buffer_len);
+    let mut next = zeroed_layer(buffer_len);
     solved_levels.extend((fixed..levels).map(|level| LevelSolution {
         states: level_starts[level + 1] - level_starts[level],
         last_change: 1,

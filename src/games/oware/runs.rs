@@ -34,7 +34,9 @@
 use super::board::{Board, HOUSES, SIDE};
 use super::index::BoardIndex;
 use super::rules::play;
-use crate::engine::{KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport};
+use crate::engine::{
+    zeroed_layer, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
+};
 use crate::index::{next_arrangement, CompositionIndex};
 use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use crate::kernels::KernelChoice;
@@ -802,11 +804,11 @@ fn solve_level(
     let mut sparse = false;
 
     let mut solution = solved;
-    let mut values = vec![0i8; states];
-    let mut previous = vec![0i8; states];
+    let mut values = zeroed_layer(states);
+    let mut previous = zeroed_layer(states);
     // Layer `turn - 1` mirrored, every level up to this one.
-    let mut mirror = vec![0i8; offset + states];
-    let mut next_mirror = vec![0i8; if keep_mirror { states } else { 0 }];
+    let mut mirror = zeroed_layer(offset + states);
+    let mut next_mirror = zeroed_layer(if keep_mirror { states } else { 0 });
     let ranges = program.row_ranges(SWEEP_CHUNK_STATES);
     let mut last_change = 1;
     let mut turns = 0;
@@ -958,9 +960,9 @@ pub fn derive_mirror(solution: &mut Solution) {
             solution.level_starts[level],
             solution.level_starts[level + 1],
         );
-        let mut values = vec![0i8; end - start];
-        let mut mirror = vec![0i8; end - start];
-        let mut next_mirror = vec![0i8; end - start];
+        let mut values = zeroed_layer(end - start);
+        let mut mirror = zeroed_layer(end - start);
+        let mut next_mirror = zeroed_layer(end - start);
         for turn in 1..=solution.levels[level].last_change {
             for (state, value) in solution.changes[turn as usize - 1].within(start, end) {
                 values[state as usize - start] = value;
