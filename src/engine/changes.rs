@@ -8,6 +8,7 @@
 //! value, about 2 bytes, with a sync point every [`SYNC_EVERY`] changes so a
 //! range of states is found without decoding the whole layer.
 
+use rayon::prelude::*;
 use wide::u8x16;
 
 /// The states whose value changed in one layer, ascending, with their new values.
@@ -71,6 +72,9 @@ fn differing_bytes(old: &[i8; BLOCK], new: &[i8; BLOCK]) -> u64 {
 
 /// Changes between sync points of a [`PackedChanges`].
 pub const SYNC_EVERY: usize = 1024;
+
+/// Sync points per piece when [`PackedChanges::write_to`] works in parallel.
+const WRITE_PIECE_SYNCS: usize = 32;
 
 /// One layer's changes, packed (see the module docs). States are pushed in
 /// ascending order. Two lists are equal when they hold the same changes,
@@ -285,6 +289,63 @@ impl PackedChanges {
         .take_while(move |&(state, _)| (state as usize) < end)
     }
 
+    /// Writes the new values of the changes of states in
+    /// `first_state..first_state + layer.len()` into `layer` (the values of
+    /// those states, in order); changes of other states are skipped. Long
+    /// lists are written in parallel: the sync points cut them into pieces
+    /// whose states, and so whose bytes of `layer`, are disjoint.
+    pub fn write_to(&self, layer: &mut [i8], first_state: usize) {
+        let (start, end) = (first_state, first_state + layer.len());
+        // The sync points from the last at or below `start` to the last below `end`.
+        let first = self
+            .sync
+            .partition_point(|&(base, _)| base <= start as u64)
+            .saturating_sub(1);
+        let last = self.sync.partition_point(|&(base, _)| base < end as u64);
+        let syncs = self.sync.get(first..last).unwrap_or_default();
+        if syncs.len() < 2 * WRITE_PIECE_SYNCS {
+            for (state, value) in self.within(start, end) {
+                layer[state as usize - start] = value;
+            }
+            return;
+        }
+        // Piece i decodes from its sync point (base, byte offset) up to the
+        // next piece's, writing the states from its base (`start` for the
+        // first) up to the next piece's base.
+        let mut bounds: Vec<(usize, u64, usize)> = syncs
+            .iter()
+            .step_by(WRITE_PIECE_SYNCS)
+            .map(|&(base, at)| ((base as usize).max(start), base, at))
+            .collect();
+        bounds[0].0 = start;
+        bounds.push((end, 0, self.bytes.len()));
+        let mut pieces = Vec::with_capacity(bounds.len() - 1);
+        let mut rest = layer;
+        for pair in bounds.windows(2) {
+            let ((from, base, at), (to, _, stop)) = (pair[0], pair[1]);
+            let (piece, tail) = rest.split_at_mut(to - from);
+            rest = tail;
+            let decoder = Decoder {
+                bytes: &self.bytes[..stop],
+                at,
+                next_base: base,
+            };
+            pieces.push((piece, from, decoder));
+        }
+        pieces.into_par_iter().for_each(|(piece, from, decoder)| {
+            let to = from + piece.len();
+            for (state, value) in decoder {
+                let state = state as usize;
+                if state >= to {
+                    break;
+                }
+                if state >= from {
+                    piece[state - from] = value;
+                }
+            }
+        });
+    }
+
     /// A cursor over the changes of states from `start` on, to read in
     /// ascending stretches ([`ChangeCursor::take_below`]).
     pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
@@ -495,6 +556,40 @@ mod tests {
             // Sync points still find ranges.
             let (from, to) = (states[3333] as usize, states[4444] as usize);
             assert!(joined.within(from, to).eq(whole.within(from, to)));
+        }
+    }
+
+    #[test]
+    fn written_changes_are_those_in_range() {
+        // Enough changes for parallel pieces, gaps of one to three bytes.
+        let mut packed = PackedChanges::default();
+        let mut state = 7u32;
+        let mut all = Vec::new();
+        for i in 0..200_000u32 {
+            all.push((state, (i % 201) as i8 - 100));
+            packed.push(state, (i % 201) as i8 - 100);
+            state += 1 + [0, 3, 200, 2_000][(i % 4) as usize] * (i % 5 == 0) as u32;
+        }
+        let last = all.last().unwrap().0 as usize;
+        for (start, len) in [
+            (0, last + 1),
+            (7, 1),
+            (5, last),
+            (123_457, last / 3),
+            (last / 2, last),
+            (last, 1),
+            (last + 1, 10),
+            (3, 0),
+        ] {
+            let mut layer: Vec<i8> = (0..len).map(|i| (i % 97) as i8).collect();
+            let mut expected = layer.clone();
+            for &(s, v) in &all {
+                if (start..start + len).contains(&(s as usize)) {
+                    expected[s as usize - start] = v;
+                }
+            }
+            packed.write_to(&mut layer, start);
+            assert!(layer == expected, "{start} + {len}");
         }
     }
 

@@ -818,10 +818,7 @@ fn solve_level(
             swept_states = mark_rows_to_sweep(&program, &base_rows, &dirty_mirror, &mut sweep_rows);
             // Rows left alone keep layer `turn - 1`: bring `values` there
             // from `turn - 2`.
-            let last = &solution.changes[turn as usize - 2];
-            for (state, value) in last.within(offset, offset + states) {
-                values[state as usize - offset] = value;
-            }
+            solution.changes[turn as usize - 2].write_to(&mut values, offset);
         }
         let changes = {
             let mut parts = Vec::with_capacity(ranges.len());
@@ -862,9 +859,7 @@ fn solve_level(
         let lower_changes = lower.map_or(0, PackedChanges::len);
         // The lower levels' mirror from layer `turn - 1` to `turn`.
         if let Some(lower) = lower {
-            for (state, value) in lower.iter() {
-                mirror[state as usize] = value;
-            }
+            lower.write_to(&mut mirror, 0);
         }
         let quiet = turn > 1 && changes.is_empty();
         if turn > 1 && !changes.is_empty() {
@@ -964,9 +959,7 @@ pub fn derive_mirror(solution: &mut Solution) {
         let mut mirror = zeroed_layer(end - start);
         let mut next_mirror = zeroed_layer(end - start);
         for turn in 1..=solution.levels[level].last_change {
-            for (state, value) in solution.changes[turn as usize - 1].within(start, end) {
-                values[state as usize - start] = value;
-            }
+            solution.changes[turn as usize - 1].write_to(&mut values, start);
             rows.transpose(&values, &mut next_mirror);
             let mirrored = update(&mut mirror, &next_mirror, start);
             record(&mut solution.mirrored, turn, mirrored);
