@@ -225,22 +225,68 @@ impl PackedChanges {
     }
 
     /// `parts` end to end, each packed separately (in parallel, say) from
-    /// scratch and all its changes above the part before's: one allocation.
+    /// scratch and all its changes above the part before's: one allocation,
+    /// filled in parallel (a part's first gap re-encoded from the part
+    /// before's last change, the rest of its bytes copied as they are).
     pub fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
-        let bytes = parts.iter().map(|p| p.bytes.len()).sum::<usize>();
-        let syncs = parts.iter().map(|p| p.sync.len()).sum::<usize>();
-        let parts_left = parts.len();
-        // Empty parts add nothing (and the first would be moved, its
-        // capacity with it).
-        let mut parts = parts.into_iter().filter(|part| !part.is_empty());
-        let mut all = parts.next().unwrap_or_default();
-        // A re-encoded first gap may grow by up to 4 bytes per part.
-        all.bytes.reserve(bytes + 4 * parts_left - all.bytes.len());
-        all.sync.reserve(syncs + parts_left - all.sync.len());
-        for part in parts {
-            all.append(part);
+        let parts: Vec<PackedChanges> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+        if parts.len() <= 1 {
+            return parts.into_iter().next().unwrap_or_default();
         }
-        all
+        // Per part: its first change re-encoded (none for the first part),
+        // where the rest of its bytes start, and where it goes.
+        let mut heads = Vec::with_capacity(parts.len());
+        let mut sync = Vec::with_capacity(parts.iter().map(|p| p.sync.len()).sum());
+        let (mut total, mut next_base) = (0, 0);
+        for (i, part) in parts.iter().enumerate() {
+            let mut head = PackedChanges {
+                next_base,
+                ..PackedChanges::default()
+            };
+            let rest = if i == 0 {
+                0
+            } else {
+                let mut decoder = Decoder {
+                    bytes: &part.bytes,
+                    at: 0,
+                    next_base: 0,
+                };
+                let (state, value) = decoder.next().expect("a part that is not empty");
+                head.encode(state, value);
+                decoder.at
+            };
+            // Sync points: the part's first change, then its own others.
+            let shift = (total + head.bytes.len()) as isize - rest as isize;
+            sync.push((next_base, total));
+            sync.extend(
+                part.sync[1..]
+                    .iter()
+                    .map(|&(base, at)| (base, (at as isize + shift) as usize)),
+            );
+            heads.push((head.bytes, rest));
+            total = (shift + part.bytes.len() as isize) as usize;
+            next_base = part.next_base;
+        }
+        let mut bytes = vec![0u8; total];
+        let mut pieces = Vec::with_capacity(parts.len());
+        let mut free = &mut bytes[..];
+        for (part, (head, rest)) in parts.iter().zip(&heads) {
+            let (piece, tail) = free.split_at_mut(head.len() + part.bytes.len() - rest);
+            free = tail;
+            pieces.push((piece, part, head, *rest));
+        }
+        pieces
+            .into_par_iter()
+            .for_each(|(piece, part, head, rest)| {
+                piece[..head.len()].copy_from_slice(head);
+                piece[head.len()..].copy_from_slice(&part.bytes[rest..]);
+            });
+        PackedChanges {
+            bytes,
+            len: parts.iter().map(|p| p.len).sum(),
+            next_base,
+            sync,
+        }
     }
 
     /// Drops the changes of states below `state`.
@@ -551,11 +597,14 @@ mod tests {
                 })
                 .collect();
             let joined = PackedChanges::concatenate(parts);
-            assert_eq!(joined, whole, "cuts {cuts:?}");
+            assert!(joined == whole, "cuts {cuts:?}");
+            assert_eq!(joined.bytes.len(), whole.bytes.len(), "cuts {cuts:?}");
             assert_eq!(joined.len(), states.len());
             // Sync points still find ranges.
-            let (from, to) = (states[3333] as usize, states[4444] as usize);
-            assert!(joined.within(from, to).eq(whole.within(from, to)));
+            for (from, to) in [(3333, 4444), (1, 2), (2499, 2501), (1023, 4999)] {
+                let (from, to) = (states[from] as usize, states[to] as usize);
+                assert!(joined.within(from, to).eq(whole.within(from, to)));
+            }
         }
     }
 
