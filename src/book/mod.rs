@@ -613,22 +613,38 @@ impl Appender {
 
     /// Appends a section (not yet part of the book until the next commit).
     pub fn append(&mut self, section: SectionData<'_>) -> Result<(), BookError> {
+        self.append_pieces(section.meta, &[section.bytes])
+    }
+
+    /// Appends a section given as pieces laid end to end (encoded in
+    /// parallel, say): written one after the other, never joined in memory.
+    pub fn append_pieces<P: AsRef<[u8]>>(
+        &mut self,
+        meta: [u64; 2],
+        pieces: &[P],
+    ) -> Result<(), BookError> {
         assert!(
             self.sections.len() < TABLE_ROOM,
             "an appender holds at most {TABLE_ROOM} sections"
         );
         let offset = self.end.next_multiple_of(SECTION_ALIGN);
+        // On the appender's thread, not shared with the thread pool.
+        let mut crc = crc32fast::Hasher::new();
+        for piece in pieces {
+            crc.update(piece.as_ref());
+        }
         let info = SectionInfo {
             offset,
-            len: section.bytes.len() as u64,
-            meta: section.meta,
-            // On the appender's thread, not shared with the thread pool.
-            crc32: crc32fast::hash(section.bytes),
+            len: pieces.iter().map(|p| p.as_ref().len() as u64).sum(),
+            meta,
+            crc32: crc.finalize(),
         };
         let write = |file: &mut File| {
             file.seek(SeekFrom::Start(self.end))?;
             file.write_all(&vec![0u8; (offset - self.end) as usize])?;
-            file.write_all(section.bytes)
+            pieces
+                .iter()
+                .try_for_each(|piece| file.write_all(piece.as_ref()))
         };
         write(&mut self.file).map_err(|source| self.io_error(source))?;
         self.sections.push(info);

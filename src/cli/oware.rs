@@ -404,7 +404,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                         .map_err(book_failure)?;
                     for seeds in 0..=book.max_seeds() {
                         let bytes = match book.encoding() == encoding {
-                            true => book.level_bytes(seeds).to_vec(),
+                            true => vec![book.level_bytes(seeds).to_vec()],
                             false => {
                                 OwareBook::encode_level(&base.solution, seeds as usize, encoding)
                             }
@@ -452,7 +452,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             let first = writer.levels();
             let new_levels = first..=seeds as usize;
             let encode_start = Instant::now();
-            let encoded: Vec<Vec<u8>> = new_levels
+            let encoded: Vec<Vec<Vec<u8>>> = new_levels
                 .clone()
                 .into_par_iter()
                 .map(|level| OwareBook::encode_level(solution, level, encoding))

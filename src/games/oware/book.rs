@@ -355,15 +355,15 @@ impl OwareBook {
     fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
         (0..generated.solution.levels.len())
             .into_par_iter()
-            .map(|level| Self::encode_level(&generated.solution, level, encoding))
+            .map(|level| Self::encode_level(&generated.solution, level, encoding).concat())
             .collect()
     }
 
     /// The section bytes of one level of `solution` in `encoding`, as
-    /// [`BookWriter::append`] takes them.
-    pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<u8> {
+    /// [`BookWriter::append`] takes them: pieces to be laid end to end.
+    pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<Vec<u8>> {
         match encoding.codec() {
-            None => to_bytes(solution.level_layers(level)),
+            None => vec![to_bytes(solution.level_layers(level))],
             Some(codec) => {
                 let start = solution.level_starts[level];
                 compact::encode_chunked(codec, solution.levels[level].states, |boards| {
@@ -637,8 +637,8 @@ pub struct BookWriter {
 
 /// Work for a [`BookWriter`]'s thread.
 enum WriteJob {
-    /// A level's section: its meta numbers and bytes.
-    Append([u64; 2], Vec<u8>),
+    /// A level's section: its meta numbers and bytes, in pieces.
+    Append([u64; 2], Vec<Vec<u8>>),
     /// Commit the header with these parameters.
     Commit([u64; PARAMS]),
     /// Rename the file.
@@ -676,10 +676,7 @@ impl BookWriter {
         let thread = thread::spawn(move || {
             for job in inbox {
                 match job {
-                    WriteJob::Append(meta, bytes) => appender.append(SectionData {
-                        meta,
-                        bytes: &bytes,
-                    })?,
+                    WriteJob::Append(meta, pieces) => appender.append_pieces(meta, &pieces)?,
                     WriteJob::Commit(params) => appender.commit(&params)?,
                     WriteJob::Rename(path) => appender.rename(&path)?,
                 }
@@ -705,20 +702,20 @@ impl BookWriter {
         self.levels
     }
 
-    /// Appends the next level, `bytes` being its section as
+    /// Appends the next level, `pieces` being its section as
     /// [`OwareBook::encode_level`] makes it from `solution`.
     pub fn append(
         &mut self,
         solution: &Solution,
         level: usize,
-        bytes: Vec<u8>,
+        pieces: Vec<Vec<u8>>,
     ) -> Result<(), BookError> {
         assert_eq!(level, self.levels, "levels are appended in order");
         let info = &solution.levels[level];
         self.levels += 1;
         self.send(WriteJob::Append(
             [info.states as u64, info.last_change.into()],
-            bytes,
+            pieces,
         ))
     }
 
