@@ -201,12 +201,23 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>)
             let mut src = 0;
             while src < len {
                 let run_len = (1 + rng.below(40) as u32).min(len - src);
+                let slot = rng.below(u64::from(slots)) as u8;
+                // Some runs read the mirror's last bytes (no room for a
+                // whole vector past them).
+                let dst = match rng.below(8) {
+                    0 => {
+                        mirror.len() as u32
+                            - program.bases[(first_base + u32::from(slot)) as usize]
+                            - run_len
+                    }
+                    _ => rng.below(2900) as u32,
+                };
                 runs.push(Run {
                     src,
-                    dst: rng.below(2900) as u32,
+                    dst,
                     len: run_len,
                     capture: rng.below(VALUE_BOUND as u64 + 1) as u8,
-                    slot: rng.below(u64::from(slots)) as u8,
+                    slot,
                 });
                 src += run_len;
             }
