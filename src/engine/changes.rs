@@ -159,37 +159,53 @@ impl PackedChanges {
     #[inline]
     fn push_block(&mut self, first_state: usize, mut differ: u64, new: &[i8; BLOCK]) {
         // A first gap of up to five bytes, then gaps under 64: one byte each.
-        let mut buffer = [0u8; 2 * BLOCK + 8];
-        let mut used = 0;
-        let mut next_base = self.next_base;
+        const ROOM: usize = 2 * BLOCK + 8;
+        let mut buffer = [0u8; ROOM];
         let count = differ.count_ones() as usize;
+        // The first change, its gap from the last state pushed in LEB128.
+        let lane = differ.trailing_zeros() as usize;
+        differ &= differ - 1;
+        let state = (first_state + lane) as u64;
+        assert!(
+            state >= self.next_base,
+            "changes are pushed in ascending order"
+        );
+        let mut gap = state - self.next_base;
+        let mut used = 0;
+        while gap >= 0x80 {
+            buffer[used] = (gap & 0x7f) as u8 | 0x80;
+            used += 1;
+            gap >>= 7;
+        }
+        buffer[used] = gap as u8;
+        buffer[used + 1] = new[lane] as u8;
+        used += 2;
+        // The others, gaps within the block.
+        let mut last = lane;
         while differ != 0 {
             let lane = differ.trailing_zeros() as usize;
             differ &= differ - 1;
-            let state = (first_state + lane) as u64;
-            assert!(
-                state >= next_base && state <= u64::from(u32::MAX),
-                "changes are pushed in ascending order"
-            );
-            let mut gap = state - next_base;
-            while gap >= 0x80 {
-                buffer[used] = (gap & 0x7f) as u8 | 0x80;
-                used += 1;
-                gap >>= 7;
-            }
-            buffer[used] = gap as u8;
-            buffer[used + 1] = new[lane] as u8;
+            let pair = &mut buffer[used..used + 2];
+            pair[0] = (lane - last - 1) as u8;
+            pair[1] = new[lane] as u8;
             used += 2;
-            next_base = state + 1;
+            last = lane;
         }
+        assert!(
+            first_state + last <= u32::MAX as usize,
+            "states are numbered in 32 bits"
+        );
         // A sync point before the block if one of its changes is a
         // SYNC_EVERY-th: decoding may start at any change.
         if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
             self.sync.push((self.next_base, self.bytes.len()));
         }
-        self.bytes.extend_from_slice(&buffer[..used]);
+        // The whole buffer (a copy of known size), then the unused end cut.
+        let end = self.bytes.len() + used;
+        self.bytes.extend_from_slice(&buffer);
+        self.bytes.truncate(end);
         self.len += count;
-        self.next_base = next_base;
+        self.next_base = (first_state + last + 1) as u64;
     }
 
     /// Appends `other`, packed separately (in parallel, say) from scratch,
