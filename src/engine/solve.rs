@@ -250,11 +250,13 @@ pub struct Solution {
     /// from that with `t - 1` (all zeros for `t - 1 = 0`).
     pub changes: Vec<PackedChanges>,
     /// For games whose positions come in mirror pairs (the same position seen
-    /// by the other player, at another index): `mirrored[t - 1]` lists the
+    /// by the other player, at another index): `mirrored[t - 1]` holds the
     /// same changes as `changes[t - 1]`, each at its mirror position, for the
-    /// levels below `mirrored_levels`. Sweeps that read the previous layer
-    /// mirrored replay lower levels from these.
-    pub mirrored: Vec<PackedChanges>,
+    /// levels below `mirrored_levels`: one list per level that changed, in
+    /// level order (a level's list is added as it is, never copied onto the
+    /// lists below). Sweeps that read the previous layer mirrored replay
+    /// lower levels from these.
+    pub mirrored: Vec<Vec<PackedChanges>>,
     /// How many levels, from level 0, `mirrored` covers.
     pub mirrored_levels: usize,
     /// How many levels, from level 0, have had their changes dropped from

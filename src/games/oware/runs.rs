@@ -626,6 +626,18 @@ fn record(lists: &mut Vec<PackedChanges>, turn: u32, changes: PackedChanges) {
     lists[at].append(changes);
 }
 
+/// Adds `changes` (a level's, above those there) to turn `turn`'s lists of
+/// mirror changes, as a list of its own.
+fn record_mirrored(lists: &mut Vec<Vec<PackedChanges>>, turn: u32, changes: PackedChanges) {
+    let at = turn as usize - 1;
+    if lists.len() <= at {
+        lists.resize(at + 1, Vec::new());
+    }
+    if !changes.is_empty() {
+        lists[at].push(changes);
+    }
+}
+
 /// Solves levels one at a time by run sweeps.
 pub struct RunSolver {
     plan: RunPlan,
@@ -855,11 +867,14 @@ fn solve_level(
             changes
         };
         // (The mirror changes: the levels below may have dropped their others.)
-        let lower = solution.mirrored.get(turn as usize - 1);
-        let lower_changes = lower.map_or(0, PackedChanges::len);
+        let lower = solution
+            .mirrored
+            .get(turn as usize - 1)
+            .map_or(&[][..], Vec::as_slice);
+        let lower_changes: usize = lower.iter().map(PackedChanges::len).sum();
         // The lower levels' mirror from layer `turn - 1` to `turn`.
-        if let Some(lower) = lower {
-            lower.write_to(&mut mirror, 0);
+        for changes in lower {
+            changes.write_to(&mut mirror, 0);
         }
         let quiet = turn > 1 && changes.is_empty();
         if turn > 1 && !changes.is_empty() {
@@ -872,12 +887,12 @@ fn solve_level(
         if few {
             let mirrored = scatter_mirror(rows, offset, &changes, &mut mirror, keep_mirror);
             if keep_mirror {
-                record(&mut solution.mirrored, turn, mirrored);
+                record_mirrored(&mut solution.mirrored, turn, mirrored);
             }
         } else if keep_mirror {
             rows.transpose(&values, &mut next_mirror);
             let mirrored = update(&mut mirror[offset..], &next_mirror, offset);
-            record(&mut solution.mirrored, turn, mirrored);
+            record_mirrored(&mut solution.mirrored, turn, mirrored);
         } else if !converged && turn < turn_limit {
             rows.transpose(&values, &mut mirror[offset..]);
         }
@@ -885,8 +900,12 @@ fn solve_level(
         sparse = few && turn > 1;
         if sparse {
             dirty_mirror.fill(0);
-            let lower = solution.mirrored.get(turn as usize - 1);
-            let lower = lower.into_iter().flat_map(|c| c.within(0, offset));
+            let lower = solution
+                .mirrored
+                .get(turn as usize - 1)
+                .into_iter()
+                .flatten();
+            let lower = lower.flat_map(|c| c.within(0, offset));
             mirror_rows.mark(lower.map(|(state, _)| state as usize), &mut dirty_mirror);
             mark_mirror_rows_of(
                 rows,
@@ -962,7 +981,7 @@ pub fn derive_mirror(solution: &mut Solution) {
             solution.changes[turn as usize - 1].write_to(&mut values, start);
             rows.transpose(&values, &mut next_mirror);
             let mirrored = update(&mut mirror, &next_mirror, start);
-            record(&mut solution.mirrored, turn, mirrored);
+            record_mirrored(&mut solution.mirrored, turn, mirrored);
         }
         solution.mirrored_levels = level + 1;
     }
