@@ -221,14 +221,19 @@ where
     pieces
 }
 
+/// Bytes of each board's slot in [`encode_records`]: a board's codes go
+/// there while they fit (most boards change a handful of times).
+const SLOT: usize = 32;
+
 /// The records of the boards of `range` (starting at a block boundary) and
 /// each block's offset within them.
 ///
-/// A stretch of boards at a time, in two passes: the first reads the
-/// stretch's changes turn by turn, codes each against its board's change
-/// before and sums each board's bytes; the second lays the records out and
-/// drops each code into place, in the same order, so each board's codes
-/// land in turn order.
+/// A stretch of boards at a time: their changes are read turn by turn and
+/// each coded against its board's change before, straight into the board's
+/// slot of [`SLOT`] bytes while it has room for a whole code; a board's
+/// codes past that go to a list in turn order. Then the records are laid
+/// out: each board's length, its slot's bytes, and the codes from the list,
+/// in the same order, so each board's codes land in turn order.
 fn encode_records(
     codec: Codec,
     range: Range<usize>,
@@ -238,21 +243,25 @@ fn encode_records(
     let first_turn = u16::from(codec == Codec::V1);
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
-    // Per board of the stretch (small, to stay in L1): its last change so
-    // far, V1's value at turn 1, its body's length, where its next code goes.
+    // Per board of the stretch (small, to stay in L1 and L2): its last
+    // change so far, V1's value at turn 1, its slot and the bytes used there,
+    // the bytes of its codes past the slot, where the next of those goes.
     let mut last = vec![(0u16, 0i8); STRETCH];
     let mut first_values = vec![0i8; STRETCH];
-    let mut sizes = vec![0u32; STRETCH];
+    let mut slots = vec![0u8; STRETCH * SLOT];
+    let mut used = vec![0u8; STRETCH];
+    let mut spilled = vec![0u32; STRETCH];
     let mut cursors = vec![0u32; STRETCH];
-    // Per change: the board within the stretch, the code's length, its bytes.
-    let mut codes: Vec<u64> = Vec::new();
+    // Codes past a slot: the board within the stretch, the code's length, its bytes.
+    let mut spills: Vec<u64> = Vec::new();
     for start in range.clone().step_by(STRETCH) {
         let end = (start + STRETCH).min(range.end);
         let boards = end - start;
         last[..boards].fill((first_turn, 0));
         first_values[..boards].fill(0);
-        sizes[..boards].fill(u32::from(first_turn));
-        codes.clear();
+        used[..boards].fill(0);
+        spilled[..boards].fill(0);
+        spills.clear();
         changes.take_below(end, |turn, board, value| {
             let i = board - start;
             let (last_turn, last_value) = last[i];
@@ -265,42 +274,49 @@ fn encode_records(
             }
             let dv = i16::from(value) - i16::from(last_value);
             let (code, len) = codec.code(u32::from(turn - last_turn), dv);
-            codes.push(u64::from(code) | (len as u64) << 24 | (i as u64) << 32);
-            sizes[i] += len as u32;
+            let at = usize::from(used[i]);
+            if at <= SLOT - 4 {
+                // All four bytes within the slot; those past the code are
+                // overwritten by the next one or never read.
+                slots[i * SLOT + at..][..4].copy_from_slice(&code.to_le_bytes());
+                used[i] += len as u8;
+            } else {
+                spills.push(u64::from(code) | (len as u64) << 24 | (i as u64) << 32);
+                spilled[i] += len as u32;
+            }
         });
-        // Lay the records out: length, V1's first value, room for the codes.
+        // Lay the records out: length, V1's first value, the slot's codes,
+        // room for the spilled ones.
         let mut stretch_end = records.len();
-        for (board, &size) in (start..end).zip(&sizes[..boards]) {
+        for (board, i) in (start..end).zip(0..) {
             if board % BLOCK == 0 {
                 offsets.push(u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB"));
             }
-            stretch_end += leb128_len(size as usize) + size as usize;
+            let size = usize::from(first_turn) + usize::from(used[i]) + spilled[i] as usize;
+            stretch_end += leb128_len(size) + size;
         }
         u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB");
         let mut at = records.len();
         records.resize(stretch_end, 0);
         for i in 0..boards {
-            at += write_leb128(&mut records[at..], sizes[i] as usize);
+            let in_slot = usize::from(used[i]);
+            let size = usize::from(first_turn) + in_slot + spilled[i] as usize;
+            at += write_leb128(&mut records[at..], size);
             if first_turn == 1 {
                 records[at] = first_values[i] as u8;
                 at += 1;
             }
+            records[at..at + in_slot].copy_from_slice(&slots[i * SLOT..][..in_slot]);
+            at += in_slot;
             cursors[i] = at as u32;
-            at += (sizes[i] - u32::from(first_turn)) as usize;
+            at += spilled[i] as usize;
         }
-        for &code in &codes {
+        for &code in &spills {
             let i = (code >> 32) as usize;
             let len = (code >> 24 & 3) as usize;
             let bytes = (code as u32).to_le_bytes();
             let at = cursors[i] as usize;
-            // Byte by byte: a copy of 1 to 3 bytes would call memcpy.
-            records[at] = bytes[0];
-            if len > 1 {
-                records[at + 1] = bytes[1];
-                if len > 2 {
-                    records[at + 2] = bytes[2];
-                }
-            }
+            records[at..at + len].copy_from_slice(&bytes[..len]);
             cursors[i] += len as u32;
         }
     }
