@@ -1036,7 +1036,7 @@ mod tests {
 
     #[test]
     fn transpose_puts_each_value_at_the_flipped_board() {
-        for seeds in [0, 1, 5, 9] {
+        for seeds in [0, 1, 5, 9, 12] {
             let rows = LevelRows::new(seeds);
             let index = BoardIndex::new(seeds);
             let first = index.level_starts()[seeds as usize];
