@@ -631,8 +631,8 @@ mod tests {
         let mut state = 7u32;
         let mut all = Vec::new();
         for i in 0..200_000u32 {
-            all.push((state, (i % 201) as i8 - 100));
-            packed.push(state, (i % 201) as i8 - 100);
+            all.push((state, ((i % 201) as i16 - 100) as i8));
+            packed.push(state, ((i % 201) as i16 - 100) as i8);
             state += 1 + [0, 3, 200, 2_000][(i % 4) as usize] * (i % 5 == 0) as u32;
         }
         let last = all.last().unwrap().0 as usize;
