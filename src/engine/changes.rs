@@ -170,6 +170,10 @@ impl PackedChanges {
             state >= self.next_base,
             "changes are pushed in ascending order"
         );
+        assert!(
+            state <= u64::from(u32::MAX),
+            "states are numbered in 32 bits"
+        );
         let mut gap = state - self.next_base;
         let mut used = 0;
         while gap >= 0x80 {
@@ -331,6 +335,12 @@ impl PackedChanges {
         self.len == 0
     }
 
+    /// One past the last state pushed (0 for an empty list): a list
+    /// appended after this one must start there or above.
+    pub fn next_state(&self) -> u64 {
+        self.next_base
+    }
+
     /// Memory held, in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.sync.capacity() * 16
@@ -365,6 +375,8 @@ impl PackedChanges {
             .saturating_sub(1);
         let last = self.sync.partition_point(|&(base, _)| base < end as u64);
         let syncs = self.sync.get(first..last).unwrap_or_default();
+        // Every list starts with a sync point at its first change.
+        debug_assert!(self.sync.first().is_none_or(|&sync| sync == (0, 0)));
         if syncs.len() < 2 * WRITE_PIECE_SYNCS {
             for (state, value) in self.within(start, end) {
                 layer[state as usize - start] = value;

@@ -355,7 +355,13 @@ impl OwareBook {
     fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
         (0..generated.solution.levels.len())
             .into_par_iter()
-            .map(|level| Self::encode_level(&generated.solution, level, encoding).concat())
+            .map(|level| {
+                let mut pieces = Self::encode_level(&generated.solution, level, encoding);
+                match pieces.len() {
+                    1 => pieces.pop().unwrap(),
+                    _ => pieces.concat(),
+                }
+            })
             .collect()
     }
 

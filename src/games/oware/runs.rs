@@ -633,7 +633,14 @@ fn record_mirrored(lists: &mut Vec<Vec<PackedChanges>>, turn: u32, changes: Pack
     if lists.len() <= at {
         lists.resize(at + 1, Vec::new());
     }
-    if !changes.is_empty() {
+    let first = changes.iter().next().map(|(state, _)| state);
+    if let Some(first) = first {
+        // Readers rely on the lists' states ascending, level after level.
+        let previous = lists[at].last().map_or(0, PackedChanges::next_state);
+        assert!(
+            u64::from(first) >= previous,
+            "mirror changes recorded level by level"
+        );
         lists[at].push(changes);
     }
 }
