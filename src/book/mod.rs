@@ -530,6 +530,19 @@ pub struct Appender {
     sections: Vec<SectionInfo>,
     /// Where the next section may start (before alignment).
     end: u64,
+    /// The section being written, if one was begun and not yet ended.
+    open: Option<OpenSection>,
+}
+
+/// A section being written piece by piece ([`Appender::begin_section`]).
+struct OpenSection {
+    offset: u64,
+    meta: [u64; 2],
+    /// Bytes at the start of the section written last.
+    table_len: u64,
+    /// Bytes written after the table so far, and their checksum state.
+    written: u64,
+    crc: crc32fast::Hasher,
 }
 
 impl Appender {
@@ -548,6 +561,7 @@ impl Appender {
             params,
             sections: Vec::new(),
             end: first_section(params, 0),
+            open: None,
         })
     }
 
@@ -601,6 +615,7 @@ impl Appender {
                 params: header.params.len(),
                 sections: header.sections,
                 end,
+                open: None,
             },
             header.params,
         ))
@@ -623,38 +638,82 @@ impl Appender {
         meta: [u64; 2],
         pieces: &[P],
     ) -> Result<(), BookError> {
+        self.begin_section(meta, 0)?;
+        for piece in pieces {
+            self.write_section(piece.as_ref())?;
+        }
+        self.end_section(&[])
+    }
+
+    /// Begins a section whose first `table_len` bytes are only known once
+    /// the rest is written (a table of where its parts start, say): the
+    /// rest follows by [`Appender::write_section`] as it is made, the table
+    /// by [`Appender::end_section`].
+    pub fn begin_section(&mut self, meta: [u64; 2], table_len: usize) -> Result<(), BookError> {
+        assert!(self.open.is_none(), "the section before was not ended");
         assert!(
             self.sections.len() < TABLE_ROOM,
             "an appender holds at most {TABLE_ROOM} sections"
         );
         let offset = self.end.next_multiple_of(SECTION_ALIGN);
-        // On the appender's thread, not shared with the thread pool.
-        let mut crc = crc32fast::Hasher::new();
-        for piece in pieces {
-            crc.update(piece.as_ref());
-        }
-        let info = SectionInfo {
+        let table_len = table_len as u64;
+        let start = |file: &mut File| {
+            file.seek(SeekFrom::Start(self.end))?;
+            file.write_all(&vec![0u8; (offset - self.end) as usize])?;
+            file.seek(SeekFrom::Start(offset + table_len)).map(drop)
+        };
+        start(&mut self.file).map_err(|source| self.io_error(source))?;
+        self.open = Some(OpenSection {
             offset,
-            len: pieces.iter().map(|p| p.as_ref().len() as u64).sum(),
             meta,
+            table_len,
+            written: 0,
+            crc: crc32fast::Hasher::new(),
+        });
+        Ok(())
+    }
+
+    /// Writes the next bytes of the section begun, after its table.
+    pub fn write_section(&mut self, bytes: &[u8]) -> Result<(), BookError> {
+        let open = self.open.as_mut().expect("a section begun");
+        // On the appender's thread, not shared with the thread pool.
+        open.crc.update(bytes);
+        open.written += bytes.len() as u64;
+        self.file.write_all(bytes).map_err(|source| BookError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Ends the section begun with its table (of the length given then),
+    /// written before the rest; the section is appended, not yet part of
+    /// the book until the next commit.
+    pub fn end_section(&mut self, table: &[u8]) -> Result<(), BookError> {
+        let open = self.open.take().expect("a section begun");
+        assert_eq!(table.len() as u64, open.table_len, "the table's length");
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(table);
+        crc.combine(&open.crc);
+        let info = SectionInfo {
+            offset: open.offset,
+            len: open.table_len + open.written,
+            meta: open.meta,
             crc32: crc.finalize(),
         };
         let write = |file: &mut File| {
-            file.seek(SeekFrom::Start(self.end))?;
-            file.write_all(&vec![0u8; (offset - self.end) as usize])?;
-            pieces
-                .iter()
-                .try_for_each(|piece| file.write_all(piece.as_ref()))
+            file.seek(SeekFrom::Start(open.offset))?;
+            file.write_all(table)
         };
         write(&mut self.file).map_err(|source| self.io_error(source))?;
         self.sections.push(info);
-        self.end = offset + info.len;
+        self.end = info.offset + info.len;
         Ok(())
     }
 
     /// Writes the header over every section appended so far, with `params`,
     /// and syncs the file: from here on it opens as that book.
     pub fn commit(&mut self, params: &[u64]) -> Result<(), BookError> {
+        assert!(self.open.is_none(), "a section begun and not ended");
         assert_eq!(
             params.len(),
             self.params,

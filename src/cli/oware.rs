@@ -12,7 +12,6 @@ use endbook::games::oware::{
     MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
 use endbook::kernels::KernelChoice;
-use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -454,13 +453,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             let solution = &generated.solution;
             let first = writer.levels();
             let new_levels = first..=seeds as usize;
+            // Each level encoded and handed to the writer thread a stretch at
+            // a time; the time the encoder waited for the writer counts as
+            // waiting, not encoding.
             let encode_start = Instant::now();
-            let encoded: Vec<Vec<Vec<u8>>> = new_levels
+            let blocked_before = writer.blocked();
+            let appended = new_levels
                 .clone()
-                .into_par_iter()
-                .map(|level| OwareBook::encode_level(solution, level, encoding))
-                .collect();
-            encode_time += encode_start.elapsed();
+                .try_for_each(|level| writer.append_level(solution, level));
+            let blocked = writer.blocked() - blocked_before;
+            encode_time += encode_start.elapsed() - blocked;
             let last_change = solution.levels[seeds as usize].last_change;
             progress.level_done(
                 &levels_name(&(first as u32..=seeds)),
@@ -476,20 +478,15 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 ),
             );
             let write_start = Instant::now();
-            let write = || {
-                for (level, bytes) in new_levels.zip(encoded) {
-                    writer.append(solution, level, bytes)?;
-                }
-                match seeds < args.max_seeds {
-                    true => writer.commit(generated),
-                    // The last level: committed by `finish`.
-                    false => Ok(()),
-                }
-            };
-            if let Err(error) = write() {
+            let committed = appended.and_then(|()| match seeds < args.max_seeds {
+                true => writer.commit(generated),
+                // The last level: committed by `finish`.
+                false => Ok(()),
+            });
+            if let Err(error) = committed {
                 write_error.get_or_insert(error);
             }
-            writer_wait += write_start.elapsed();
+            writer_wait += write_start.elapsed() + blocked;
             // Encoded, the levels' changes are needed no more: run sweeps read
             // the lower levels' mirror changes alone.
             if options.mode == SweepMode::Runs {

@@ -29,7 +29,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Parameters of an Oware book (books before [`Encoding`] had 4).
 const PARAMS: usize = 5;
@@ -368,17 +368,46 @@ impl OwareBook {
     /// The section bytes of one level of `solution` in `encoding`, as
     /// [`BookWriter::append`] takes them: pieces to be laid end to end.
     pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<Vec<u8>> {
+        let mut pieces = Vec::new();
+        let table =
+            Self::encode_level_streaming(solution, level, encoding, |piece| pieces.push(piece));
+        if !table.is_empty() {
+            pieces.insert(0, table);
+        }
+        pieces
+    }
+
+    /// [`OwareBook::encode_level`], handing the section's bytes after its
+    /// table to `pieces` as they are encoded; returns the table (empty for
+    /// the layer encoding), which goes first.
+    fn encode_level_streaming(
+        solution: &Solution,
+        level: usize,
+        encoding: Encoding,
+        mut pieces: impl FnMut(Vec<u8>),
+    ) -> Vec<u8> {
         match encoding.codec() {
-            None => vec![to_bytes(solution.level_layers(level))],
+            None => {
+                pieces(to_bytes(solution.level_layers(level)));
+                Vec::new()
+            }
             Some(codec) => {
                 let start = solution.level_starts[level];
-                compact::encode_chunked(codec, solution.levels[level].states, |boards| {
-                    LevelChanges {
-                        cursors: solution.changes_from(start + boards.start),
-                        start,
-                    }
-                })
+                let boards = solution.levels[level].states;
+                let changes = |range: std::ops::Range<usize>| LevelChanges {
+                    cursors: solution.changes_from(start + range.start),
+                    start,
+                };
+                compact::encode_streaming(codec, boards, changes, pieces)
             }
+        }
+    }
+
+    /// Bytes of the table at the start of level `level`'s section in `encoding`.
+    fn table_len(solution: &Solution, level: usize, encoding: Encoding) -> usize {
+        match encoding.codec() {
+            None => 0,
+            Some(_) => compact::table_len(solution.levels[level].states),
         }
     }
 
@@ -639,12 +668,22 @@ pub struct BookWriter {
     thread: Option<thread::JoinHandle<Result<Appender, BookError>>>,
     levels: usize,
     encoding: Encoding,
+    /// Time spent waiting for the writer thread to take work.
+    blocked: Duration,
 }
+
+/// Jobs a [`BookWriter`]'s queue holds before a sender waits: a few waves
+/// of encoded chunks, so the encoder goes on while the writer catches up.
+const QUEUED_JOBS: usize = 64;
 
 /// Work for a [`BookWriter`]'s thread.
 enum WriteJob {
-    /// A level's section: its meta numbers and bytes, in pieces.
-    Append([u64; 2], Vec<Vec<u8>>),
+    /// Begin a level's section: its meta numbers and table length.
+    Begin([u64; 2], usize),
+    /// The next bytes of the section, after its table.
+    Piece(Vec<u8>),
+    /// End the section with its table.
+    End(Vec<u8>),
     /// Commit the header with these parameters.
     Commit([u64; PARAMS]),
     /// Rename the file.
@@ -678,11 +717,13 @@ impl BookWriter {
     }
 
     fn start(path: &Path, mut appender: Appender, levels: usize, encoding: Encoding) -> BookWriter {
-        let (jobs, inbox) = mpsc::sync_channel(1);
+        let (jobs, inbox) = mpsc::sync_channel(QUEUED_JOBS);
         let thread = thread::spawn(move || {
             for job in inbox {
                 match job {
-                    WriteJob::Append(meta, pieces) => appender.append_pieces(meta, &pieces)?,
+                    WriteJob::Begin(meta, table_len) => appender.begin_section(meta, table_len)?,
+                    WriteJob::Piece(bytes) => appender.write_section(&bytes)?,
+                    WriteJob::End(table) => appender.end_section(&table)?,
                     WriteJob::Commit(params) => appender.commit(&params)?,
                     WriteJob::Rename(path) => appender.rename(&path)?,
                 }
@@ -695,6 +736,7 @@ impl BookWriter {
             thread: Some(thread),
             levels,
             encoding,
+            blocked: Duration::ZERO,
         }
     }
 
@@ -719,10 +761,43 @@ impl BookWriter {
         assert_eq!(level, self.levels, "levels are appended in order");
         let info = &solution.levels[level];
         self.levels += 1;
-        self.send(WriteJob::Append(
+        self.send(WriteJob::Begin(
             [info.states as u64, info.last_change.into()],
-            pieces,
-        ))
+            0,
+        ))?;
+        for piece in pieces {
+            self.send(WriteJob::Piece(piece))?;
+        }
+        self.send(WriteJob::End(Vec::new()))
+    }
+
+    /// Encodes level `level` of `solution` in the book's encoding and
+    /// appends it, each stretch of records handed to the writer thread as
+    /// soon as it is encoded (written while the next are encoded).
+    pub fn append_level(&mut self, solution: &Solution, level: usize) -> Result<(), BookError> {
+        assert_eq!(level, self.levels, "levels are appended in order");
+        let info = &solution.levels[level];
+        self.levels += 1;
+        let encoding = self.encoding;
+        self.send(WriteJob::Begin(
+            [info.states as u64, info.last_change.into()],
+            OwareBook::table_len(solution, level, encoding),
+        ))?;
+        let mut failed = Ok(());
+        let table = OwareBook::encode_level_streaming(solution, level, encoding, |piece| {
+            if failed.is_ok() {
+                failed = self.send(WriteJob::Piece(piece));
+            }
+        });
+        failed?;
+        self.send(WriteJob::End(table))
+    }
+
+    /// Time the callers so far waited for the writer thread to take work
+    /// (it writes one level while the next is solved, and a level's first
+    /// stretches while the rest are encoded).
+    pub fn blocked(&self) -> Duration {
+        self.blocked
     }
 
     /// Makes the levels appended so far, which must be all of `generated`'s,
@@ -752,10 +827,16 @@ impl BookWriter {
     }
 
     fn send(&mut self, job: WriteJob) -> Result<(), BookError> {
-        match &self.jobs {
-            Some(jobs) if jobs.send(job).is_ok() => Ok(()),
+        let start = Instant::now();
+        let sent = self
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        self.blocked += start.elapsed();
+        match sent {
+            true => Ok(()),
             // The thread stopped: it failed.
-            _ => self.wait().map(drop),
+            false => self.wait().map(drop),
         }
     }
 

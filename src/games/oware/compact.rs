@@ -194,31 +194,60 @@ where
     C: Fn(Range<usize>) -> T + Sync,
     T: TurnOrder,
 {
-    let parts: Vec<(Vec<u32>, Vec<u8>)> = (0..boards.div_ceil(ENCODE_CHUNK))
-        .into_par_iter()
-        .map(|i| {
-            let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
-            let changes = chunk(range.clone());
-            encode_records(codec, range, changes)
-        })
-        .collect();
-    let blocks = boards.div_ceil(BLOCK);
-    let mut table = Vec::with_capacity((blocks + 1) * 4);
+    let mut pieces = vec![Vec::new()];
+    pieces[0] = encode_streaming(codec, boards, chunk, |records| pieces.push(records));
+    pieces
+}
+
+/// Bytes of the block table at the start of a level of `boards` boards.
+pub fn table_len(boards: usize) -> usize {
+    (boards.div_ceil(BLOCK) + 1) * 4
+}
+
+/// Chunks encoded at once by [`encode_streaming`], per worker thread.
+const WAVE_PER_THREAD: usize = 4;
+
+/// [`encode_chunked`], handing each chunk's records to `records` in order
+/// as soon as its wave of chunks (a few per worker thread, encoded in
+/// parallel) is done, so they can be written while the next are encoded;
+/// returns the block table ([`table_len`] bytes), which goes before them.
+pub fn encode_streaming<C, T>(
+    codec: Codec,
+    boards: usize,
+    chunk: C,
+    mut records: impl FnMut(Vec<u8>),
+) -> Vec<u8>
+where
+    C: Fn(Range<usize>) -> T + Sync,
+    T: TurnOrder,
+{
+    let chunks = boards.div_ceil(ENCODE_CHUNK);
+    let wave = WAVE_PER_THREAD * rayon::current_num_threads();
+    let mut table = Vec::with_capacity(table_len(boards));
     let mut base = 0usize;
-    for (offsets, records) in &parts {
-        for &offset in offsets {
-            let offset =
-                u32::try_from(base + offset as usize).expect("a level's records exceed 4 GiB");
-            table.extend_from_slice(&offset.to_le_bytes());
+    for first in (0..chunks).step_by(wave) {
+        let parts: Vec<(Vec<u32>, Vec<u8>)> = (first..(first + wave).min(chunks))
+            .into_par_iter()
+            .map(|i| {
+                let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
+                let changes = chunk(range.clone());
+                encode_records(codec, range, changes)
+            })
+            .collect();
+        for (offsets, part) in parts {
+            for &offset in &offsets {
+                let offset =
+                    u32::try_from(base + offset as usize).expect("a level's records exceed 4 GiB");
+                table.extend_from_slice(&offset.to_le_bytes());
+            }
+            base += part.len();
+            records(part);
         }
-        base += records.len();
     }
     let end = u32::try_from(base).expect("a level's records exceed 4 GiB");
     table.extend_from_slice(&end.to_le_bytes());
-    let mut pieces = Vec::with_capacity(parts.len() + 1);
-    pieces.push(table);
-    pieces.extend(parts.into_iter().map(|(_, records)| records));
-    pieces
+    debug_assert_eq!(table.len(), table_len(boards));
+    table
 }
 
 /// Bytes of each board's slot in [`encode_records`]: a board's codes go
