@@ -225,17 +225,17 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 19.7 B | 8.84 B | 0.229 µs |
-/// | 16 | 33.7 B | 13.9 B | 0.253 µs |
-/// | 20 | 45.1 B | 19.0 B | 0.388 µs |
+/// | 12 | 19.3 B | 8.84 B | 0.229 µs |
+/// | 16 | 29.5 B | 13.9 B | 0.245 µs |
+/// | 20 | 37.8 B | 19.0 B | 0.372 µs |
 ///
 /// (Time is fitted to 12 and 20 seeds, so in between it errs high: 16 seeds
-/// are expected to take 9.1 s and took 7.7 s.)
+/// are expected to take 8.9 s and took 7.5 s.)
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
-/// the mirror changes of the levels below, a level's encoded bytes on their
-/// way to disk and four layers of the top level; with cache sweeps, the
+/// the mirror changes of the levels below, the encoded stretches queued for
+/// the writer and four layers of the top level; with cache sweeps, the
 /// change lists of every level, the top level's child cache (31 bytes a
 /// board) and reverse edges. Time grows with the seed count as more turns
 /// keep changing and the layers outgrow the CPU caches. Cache sweeps: fitted
@@ -252,8 +252,8 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (16 << 20) + per_board(21.0 + 3.2 * above_12.max(0.0)),
-                boards as f64 * 0.229e-6 * 1.068f64.powf(above_12),
+                (16 << 20) + per_board(20.2 + 2.35 * above_12.max(0.0)),
+                boards as f64 * 0.229e-6 * 1.0624f64.powf(above_12),
             ),
             _ => (
                 per_board(27.0 + 2.6 * f64::from(max_seeds)),
