@@ -162,6 +162,11 @@ impl PackedChanges {
         const ROOM: usize = 2 * BLOCK + 8;
         let mut buffer = [0u8; ROOM];
         let count = differ.count_ones() as usize;
+        let highest = first_state + 63 - differ.leading_zeros() as usize;
+        assert!(
+            highest <= u32::MAX as usize,
+            "states are numbered in 32 bits"
+        );
         // The first change, its gap from the last state pushed in LEB128.
         let lane = differ.trailing_zeros() as usize;
         differ &= differ - 1;
@@ -169,10 +174,6 @@ impl PackedChanges {
         assert!(
             state >= self.next_base,
             "changes are pushed in ascending order"
-        );
-        assert!(
-            state <= u64::from(u32::MAX),
-            "states are numbered in 32 bits"
         );
         let mut gap = state - self.next_base;
         let mut used = 0;
@@ -195,10 +196,6 @@ impl PackedChanges {
             used += 2;
             last = lane;
         }
-        assert!(
-            first_state + last <= u32::MAX as usize,
-            "states are numbered in 32 bits"
-        );
         // A sync point before the block if one of its changes is a
         // SYNC_EVERY-th: decoding may start at any change.
         if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
@@ -209,7 +206,7 @@ impl PackedChanges {
         self.bytes.extend_from_slice(&buffer);
         self.bytes.truncate(end);
         self.len += count;
-        self.next_base = (first_state + last + 1) as u64;
+        self.next_base = highest as u64 + 1;
     }
 
     /// Appends `other`, packed separately (in parallel, say) from scratch,
@@ -220,28 +217,44 @@ impl PackedChanges {
             *self = other;
             return;
         }
-        // `other`'s first gap counts from 0: decode it and re-encode it from
-        // here; the rest of its bytes are gaps within `other`, still valid.
+        if other.is_empty() {
+            return;
+        }
+        let (head, rest, sync) = other.continuing(self.next_base, self.bytes.len());
+        self.bytes.extend_from_slice(&head);
+        self.bytes.extend_from_slice(&other.bytes[rest..]);
+        self.sync.extend(sync);
+        self.len += other.len;
+        self.next_base = other.next_base;
+    }
+
+    /// How this list (packed from scratch, not empty) continues one whose
+    /// states are below `next_base` and whose bytes end at `at`: its first
+    /// change coded from `next_base` (its other gaps count within it, still
+    /// valid), where its bytes after that change start, and its sync points
+    /// moved to match.
+    fn continuing(&self, next_base: u64, at: usize) -> (Vec<u8>, usize, Vec<(u64, usize)>) {
         let mut decoder = Decoder {
-            bytes: &other.bytes,
+            bytes: &self.bytes,
             at: 0,
             next_base: 0,
         };
-        let Some((state, value)) = decoder.next() else {
-            return;
+        let (state, value) = decoder.next().expect("a list that is not empty");
+        let mut head = PackedChanges {
+            next_base,
+            ..PackedChanges::default()
         };
+        head.encode(state, value);
         let rest = decoder.at;
-        self.sync.push((self.next_base, self.bytes.len()));
-        self.encode(state, value);
-        let shift = self.bytes.len() as isize - rest as isize;
-        self.bytes.extend_from_slice(&other.bytes[rest..]);
-        self.sync.extend(
-            other.sync[1..]
-                .iter()
-                .map(|&(base, at)| (base, (at as isize + shift) as usize)),
-        );
-        self.len += other.len;
-        self.next_base = other.next_base;
+        let shift = (at + head.bytes.len()) as isize - rest as isize;
+        let sync = std::iter::once((next_base, at))
+            .chain(
+                self.sync[1..]
+                    .iter()
+                    .map(|&(base, at)| (base, (at as isize + shift) as usize)),
+            )
+            .collect();
+        (head.bytes, rest, sync)
     }
 
     /// `parts` end to end, each packed separately (in parallel, say) from
@@ -253,38 +266,17 @@ impl PackedChanges {
         if parts.len() <= 1 {
             return parts.into_iter().next().unwrap_or_default();
         }
-        // Per part: its first change re-encoded (none for the first part),
-        // where the rest of its bytes start, and where it goes.
+        // Per part: its first change coded from the part before's last (the
+        // first part's from 0, as it was), where the rest of its bytes
+        // start, and where it goes.
         let mut heads = Vec::with_capacity(parts.len());
         let mut sync = Vec::with_capacity(parts.iter().map(|p| p.sync.len()).sum());
         let (mut total, mut next_base) = (0, 0);
-        for (i, part) in parts.iter().enumerate() {
-            let mut head = PackedChanges {
-                next_base,
-                ..PackedChanges::default()
-            };
-            let rest = if i == 0 {
-                0
-            } else {
-                let mut decoder = Decoder {
-                    bytes: &part.bytes,
-                    at: 0,
-                    next_base: 0,
-                };
-                let (state, value) = decoder.next().expect("a part that is not empty");
-                head.encode(state, value);
-                decoder.at
-            };
-            // Sync points: the part's first change, then its own others.
-            let shift = (total + head.bytes.len()) as isize - rest as isize;
-            sync.push((next_base, total));
-            sync.extend(
-                part.sync[1..]
-                    .iter()
-                    .map(|&(base, at)| (base, (at as isize + shift) as usize)),
-            );
-            heads.push((head.bytes, rest));
-            total = (shift + part.bytes.len() as isize) as usize;
+        for part in &parts {
+            let (head, rest, part_sync) = part.continuing(next_base, total);
+            sync.extend(part_sync);
+            total += head.len() + part.bytes.len() - rest;
+            heads.push((head, rest));
             next_base = part.next_base;
         }
         let mut bytes = vec![0u8; total];
