@@ -168,7 +168,8 @@ pub fn encode(
             }
         }
     }
-    let pieces = encode_chunked(codec, boards, |range| {
+    let mut records = Vec::new();
+    let by_chunk = |range: Range<usize>| {
         let mut by_turn = Vec::new();
         for board in range {
             for (turn, value) in changes(board) {
@@ -180,23 +181,11 @@ pub fn encode(
             }
         }
         ByTurn(by_turn)
+    };
+    let table = encode_streaming(codec, boards, by_chunk, |part| {
+        records.extend_from_slice(&part)
     });
-    pieces.concat()
-}
-
-/// Encodes a level of `boards` boards: `chunk(range)` gives the changes of
-/// the boards of `range` (starting at a block boundary) in turn order.
-/// Chunks are encoded in parallel. The section comes in pieces to be laid
-/// end to end: the block offsets, then each chunk's records (at 20 seeds,
-/// joining them would copy gigabytes into memory faulted in for the copy).
-pub fn encode_chunked<C, T>(codec: Codec, boards: usize, chunk: C) -> Vec<Vec<u8>>
-where
-    C: Fn(Range<usize>) -> T + Sync,
-    T: TurnOrder,
-{
-    let mut pieces = vec![Vec::new()];
-    pieces[0] = encode_streaming(codec, boards, chunk, |records| pieces.push(records));
-    pieces
+    [table, records].concat()
 }
 
 /// Bytes of the block table at the start of a level of `boards` boards.
@@ -207,10 +196,13 @@ pub fn table_len(boards: usize) -> usize {
 /// Chunks encoded at once by [`encode_streaming`], per worker thread.
 const WAVE_PER_THREAD: usize = 4;
 
-/// [`encode_chunked`], handing each chunk's records to `records` in order
-/// as soon as its wave of chunks (a few per worker thread, encoded in
-/// parallel) is done, so they can be written while the next are encoded;
-/// returns the block table ([`table_len`] bytes), which goes before them.
+/// Encodes a level of `boards` boards: `chunk(range)` gives the changes of
+/// the boards of `range` (starting at a block boundary) in turn order.
+/// Chunks are encoded in parallel, a wave of a few per worker thread at a
+/// time; each chunk's records go to `records` in order as soon as its wave
+/// is done, so they can be written while the next are encoded (at 20
+/// seeds, joining them would hold gigabytes). Returns the block table
+/// ([`table_len`] bytes), which goes before them in the section.
 pub fn encode_streaming<C, T>(
     codec: Codec,
     boards: usize,
@@ -316,21 +308,20 @@ fn encode_records(
         });
         // Lay the records out: length, V1's first value, the slot's codes,
         // room for the spilled ones.
+        let size = |i: usize| usize::from(first_turn) + usize::from(used[i]) + spilled[i] as usize;
         let mut stretch_end = records.len();
         for (board, i) in (start..end).zip(0..) {
             if board % BLOCK == 0 {
                 offsets.push(u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB"));
             }
-            let size = usize::from(first_turn) + usize::from(used[i]) + spilled[i] as usize;
-            stretch_end += leb128_len(size) + size;
+            stretch_end += leb128_len(size(i)) + size(i);
         }
         u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB");
         let mut at = records.len();
         records.resize(stretch_end, 0);
         for i in 0..boards {
             let in_slot = usize::from(used[i]);
-            let size = usize::from(first_turn) + in_slot + spilled[i] as usize;
-            at += write_leb128(&mut records[at..], size);
+            at += write_leb128(&mut records[at..], size(i));
             if first_turn == 1 {
                 records[at] = first_values[i] as u8;
                 at += 1;
@@ -614,12 +605,8 @@ impl<'a> Level<'a> {
         }
     }
 
-    /// Each board's number of changes after turn 1 and its final value.
-    pub fn summaries(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
-        self.summaries_of(0..self.boards)
-    }
-
-    /// [`Level::summaries`] of boards `boards` (from a block's first board).
+    /// Each board's number of changes after turn 1 and its final value, for
+    /// boards `boards` (from a block's first board).
     pub fn summaries_of(&self, boards: Range<usize>) -> impl Iterator<Item = (u32, i8)> + '_ {
         self.bodies_of(boards).map(|body| {
             let (mut changes, mut value) = (0, 0);
