@@ -679,10 +679,9 @@ impl Appender {
         // On the appender's thread, not shared with the thread pool.
         open.crc.update(bytes);
         open.written += bytes.len() as u64;
-        self.file.write_all(bytes).map_err(|source| BookError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.file
+            .write_all(bytes)
+            .map_err(|source| self.io_error(source))
     }
 
     /// Ends the section begun with its table (of the length given then),

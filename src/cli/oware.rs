@@ -405,15 +405,15 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     let mut writer = BookWriter::create(&temporary_path(&checkpoint), encoding)
                         .map_err(book_failure)?;
                     for seeds in 0..=book.max_seeds() {
-                        let bytes = match book.encoding() == encoding {
-                            true => vec![book.level_bytes(seeds).to_vec()],
-                            false => {
-                                OwareBook::encode_level(&base.solution, seeds as usize, encoding)
+                        let level = seeds as usize;
+                        match book.encoding() == encoding {
+                            true => {
+                                let bytes = book.level_bytes(seeds).to_vec();
+                                writer.append(&base.solution, level, bytes)
                             }
-                        };
-                        writer
-                            .append(&base.solution, seeds as usize, bytes)
-                            .map_err(book_failure)?;
+                            false => writer.append_level(&base.solution, level),
+                        }
+                        .map_err(book_failure)?;
                     }
                     writer.commit(&base).map_err(book_failure)?;
                     writer.rename(&checkpoint).map_err(book_failure)?;

@@ -356,31 +356,24 @@ impl OwareBook {
         (0..generated.solution.levels.len())
             .into_par_iter()
             .map(|level| {
-                let mut pieces = Self::encode_level(&generated.solution, level, encoding);
-                match pieces.len() {
-                    1 => pieces.pop().unwrap(),
-                    _ => pieces.concat(),
+                let mut pieces = Vec::new();
+                let table = Self::encode_level(&generated.solution, level, encoding, |piece| {
+                    pieces.push(piece)
+                });
+                if table.is_empty() && pieces.len() == 1 {
+                    // The layer encoding: one piece, no table.
+                    return pieces.pop().unwrap();
                 }
+                pieces.insert(0, table);
+                pieces.concat()
             })
             .collect()
     }
 
-    /// The section bytes of one level of `solution` in `encoding`, as
-    /// [`BookWriter::append`] takes them: pieces to be laid end to end.
-    pub fn encode_level(solution: &Solution, level: usize, encoding: Encoding) -> Vec<Vec<u8>> {
-        let mut pieces = Vec::new();
-        let table =
-            Self::encode_level_streaming(solution, level, encoding, |piece| pieces.push(piece));
-        if !table.is_empty() {
-            pieces.insert(0, table);
-        }
-        pieces
-    }
-
-    /// [`OwareBook::encode_level`], handing the section's bytes after its
-    /// table to `pieces` as they are encoded; returns the table (empty for
-    /// the layer encoding), which goes first.
-    fn encode_level_streaming(
+    /// Encodes level `level` of `solution` in `encoding`, handing the
+    /// section's bytes after its table to `pieces` as they are encoded;
+    /// returns the table (empty for the layer encoding), which goes first.
+    fn encode_level(
         solution: &Solution,
         level: usize,
         encoding: Encoding,
@@ -750,24 +743,16 @@ impl BookWriter {
         self.levels
     }
 
-    /// Appends the next level, `pieces` being its section as
-    /// [`OwareBook::encode_level`] makes it from `solution`.
+    /// Appends the next level of `solution` as stored already: `section`,
+    /// its bytes in the book's encoding (copied from another book, say).
     pub fn append(
         &mut self,
         solution: &Solution,
         level: usize,
-        pieces: Vec<Vec<u8>>,
+        section: Vec<u8>,
     ) -> Result<(), BookError> {
-        assert_eq!(level, self.levels, "levels are appended in order");
-        let info = &solution.levels[level];
-        self.levels += 1;
-        self.send(WriteJob::Begin(
-            [info.states as u64, info.last_change.into()],
-            0,
-        ))?;
-        for piece in pieces {
-            self.send(WriteJob::Piece(piece))?;
-        }
+        self.begin_level(solution, level, 0)?;
+        self.send(WriteJob::Piece(section))?;
         self.send(WriteJob::End(Vec::new()))
     }
 
@@ -775,22 +760,37 @@ impl BookWriter {
     /// appends it, each stretch of records handed to the writer thread as
     /// soon as it is encoded (written while the next are encoded).
     pub fn append_level(&mut self, solution: &Solution, level: usize) -> Result<(), BookError> {
-        assert_eq!(level, self.levels, "levels are appended in order");
-        let info = &solution.levels[level];
-        self.levels += 1;
         let encoding = self.encoding;
-        self.send(WriteJob::Begin(
-            [info.states as u64, info.last_change.into()],
+        self.begin_level(
+            solution,
+            level,
             OwareBook::table_len(solution, level, encoding),
-        ))?;
+        )?;
         let mut failed = Ok(());
-        let table = OwareBook::encode_level_streaming(solution, level, encoding, |piece| {
+        let table = OwareBook::encode_level(solution, level, encoding, |piece| {
             if failed.is_ok() {
                 failed = self.send(WriteJob::Piece(piece));
             }
         });
         failed?;
         self.send(WriteJob::End(table))
+    }
+
+    /// Begins the section of the next level, `level` of `solution`, whose
+    /// first `table_len` bytes come last.
+    fn begin_level(
+        &mut self,
+        solution: &Solution,
+        level: usize,
+        table_len: usize,
+    ) -> Result<(), BookError> {
+        assert_eq!(level, self.levels, "levels are appended in order");
+        let info = &solution.levels[level];
+        self.levels += 1;
+        self.send(WriteJob::Begin(
+            [info.states as u64, info.last_change.into()],
+            table_len,
+        ))
     }
 
     /// Time the callers so far waited for the writer thread to take work
