@@ -181,10 +181,12 @@ fn forced_kernels_generate_identical_books() {
 /// A random row program over a random mirror layer: rows of 0 to 100
 /// positions (every length around the vector widths), 0 to 6 moves, each
 /// cutting the row into runs of random lengths read from random places,
-/// with extreme values and captures.
-fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>) {
+/// with extreme values and captures. Also returns each list's runs as made
+/// (the [`RunLists`] store short ones column by column).
+fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>, Vec<Vec<Run>>) {
     let mirror: Vec<i8> = (0..5000).map(|_| rng.value()).collect();
     let mut lists = RunLists::default();
+    let mut made = Vec::new();
     let mut program = RowProgram::default();
     program.row_starts.push(0);
     program.row_moves.push(0);
@@ -222,6 +224,8 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>)
                 src += run_len;
             }
             let list = lists.push(&runs);
+            assert_eq!(list as usize, made.len());
+            made.push(runs);
             program.moves.push(RowMove { list, first_base });
         }
         program.row_moves.push(program.moves.len() as u32);
@@ -229,7 +233,7 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>)
             .row_starts
             .push(program.row_starts.last().unwrap() + len);
     }
-    (lists, program, mirror)
+    (lists, program, mirror, made)
 }
 
 #[test]
@@ -237,7 +241,7 @@ fn row_kernels_match_scalar_on_random_programs() {
     let mut rng = Rng(0x2f0f_1e55);
     for round in 0..40 {
         let rows = 1 + rng.below(60) as usize;
-        let (lists, program, mirror) = random_program(&mut rng, rows);
+        let (lists, program, mirror, made) = random_program(&mut rng, rows);
         let positions = *program.row_starts.last().unwrap() as usize;
         let previous: Vec<i8> = (0..positions)
             .map(|i| if i % 3 == 0 { 0 } else { rng.value() })
@@ -269,8 +273,7 @@ fn row_kernels_match_scalar_on_random_programs() {
                 let best = moves
                     .iter()
                     .map(|m| {
-                        let run = lists
-                            .get(m.list)
+                        let run = made[m.list as usize]
                             .iter()
                             .find(|r| (r.src..r.src + r.len).contains(&column))
                             .unwrap();

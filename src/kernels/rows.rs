@@ -37,33 +37,62 @@ pub struct Run {
     pub slot: u8,
 }
 
-/// Run lists stored end to end.
+/// Runs shorter than this are stored column by column, as runs of length 1
+/// ([`RunLists::singles`]): a loop over a run's columns costs a mispredicted
+/// exit per run, which a short run does not repay; columns in a flat list
+/// of their own cost a few instructions each and predict.
+pub const SHORT_RUN: u32 = 12;
+
+/// Run lists stored end to end, each split into its runs of at least
+/// [`SHORT_RUN`] columns and the single columns of the shorter ones.
 #[derive(Clone, Debug, Default)]
 pub struct RunLists {
     runs: Vec<Run>,
-    starts: Vec<u32>,
+    singles: Vec<Run>,
+    /// Per list, where its runs and its singles start; one extra entry.
+    starts: Vec<(u32, u32)>,
 }
 
 impl RunLists {
     /// Adds a list; returns its number.
     pub fn push(&mut self, runs: &[Run]) -> u32 {
         if self.starts.is_empty() {
-            self.starts.push(0);
+            self.starts.push((0, 0));
         }
-        self.runs.extend_from_slice(runs);
-        self.starts.push(self.runs.len() as u32);
+        for run in runs {
+            if run.len >= SHORT_RUN {
+                self.runs.push(*run);
+            } else {
+                self.singles.extend((0..run.len).map(|i| Run {
+                    src: run.src + i,
+                    dst: run.dst + i,
+                    len: 1,
+                    ..*run
+                }));
+            }
+        }
+        self.starts
+            .push((self.runs.len() as u32, self.singles.len() as u32));
         self.starts.len() as u32 - 2
     }
 
-    /// List `id`.
+    /// List `id`'s runs of at least [`SHORT_RUN`] columns, in column order.
     #[inline(always)]
-    pub fn get(&self, id: u32) -> &[Run] {
-        &self.runs[self.starts[id as usize] as usize..self.starts[id as usize + 1] as usize]
+    pub fn runs(&self, id: u32) -> &[Run] {
+        let (from, to) = (self.starts[id as usize], self.starts[id as usize + 1]);
+        &self.runs[from.0 as usize..to.0 as usize]
+    }
+
+    /// List `id`'s other columns, each as a run of length 1, in column order.
+    #[inline(always)]
+    pub fn singles(&self, id: u32) -> &[Run] {
+        let (from, to) = (self.starts[id as usize], self.starts[id as usize + 1]);
+        &self.singles[from.1 as usize..to.1 as usize]
     }
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.runs.len() * std::mem::size_of::<Run>() + self.starts.len() * 4
+        (self.runs.len() + self.singles.len()) * std::mem::size_of::<Run>() + self.starts.len() * 8
     }
 }
 
@@ -218,7 +247,7 @@ pub(super) fn sweep<A: ApplyRun>(
         }
         for (k, row_move) in moves.iter().enumerate() {
             let bases = &program.bases[row_move.first_base as usize..];
-            for run in lists.get(row_move.list) {
+            for run in lists.runs(row_move.list) {
                 let len = run.len as usize;
                 let from = bases[run.slot as usize] as usize + run.dst as usize;
                 let source = &mirror[from..from + len];
@@ -228,6 +257,20 @@ pub(super) fn sweep<A: ApplyRun>(
                     A::set(row_out, source, run.capture as i8);
                 } else {
                     A::max(row_out, source, run.capture as i8);
+                }
+            }
+            let singles = lists.singles(row_move.list);
+            let single = |run: &Run| {
+                let source = mirror[bases[run.slot as usize] as usize + run.dst as usize];
+                (run.src as usize, run.capture as i8 - source)
+            };
+            if k == 0 {
+                for (column, score) in singles.iter().map(single) {
+                    row_out[column] = score;
+                }
+            } else {
+                for (column, score) in singles.iter().map(single) {
+                    row_out[column] = row_out[column].max(score);
                 }
             }
         }

@@ -1066,13 +1066,18 @@ mod tests {
         for lists in &plan.lists {
             for (m, list) in lists.iter().enumerate() {
                 let columns = CompositionIndex::<SIDE>::count(m) as u32;
-                let runs = plan.run_lists.get(list.id);
+                let mut runs = [
+                    plan.run_lists.runs(list.id),
+                    plan.run_lists.singles(list.id),
+                ]
+                .concat();
                 if list.illegal {
                     assert!(m == 0 && runs.is_empty());
                     continue;
                 }
+                runs.sort_by_key(|run| run.src);
                 let mut next = 0;
-                for run in runs {
+                for run in &runs {
                     assert_eq!(run.src, next, "runs are consecutive");
                     next += run.len;
                 }
