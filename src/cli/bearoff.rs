@@ -2,7 +2,8 @@
 
 use super::progress::WorkProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, CliError, KernelArg, Resources,
+    available_memory, configure_threads, grouped, human_bytes, on_pool, CliError, KernelArg,
+    Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -195,9 +196,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     );
     let start = Instant::now();
     let mut progress = WorkProgress::new("pairs");
-    let generated = generate(options, |p: Progress| {
-        progress.update(p.pairs_done, p.pairs, || {
-            format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+    let generated = on_pool(|| {
+        generate(options, |p: Progress| {
+            progress.update(p.pairs_done, p.pairs, || {
+                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+            })
         })
     });
     progress.finish();
@@ -306,9 +309,11 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let kernel = kernel(KernelArg::Auto)?;
     let mut progress = WorkProgress::new("pairs");
-    let evaluation = Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
-        progress.update(p.pairs_done, p.pairs, || {
-            format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+    let evaluation = on_pool(|| {
+        Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
+            progress.update(p.pairs_done, p.pairs, || {
+                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+            })
         })
     });
     progress.finish();

@@ -120,6 +120,15 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
     Ok(rayon::current_num_threads())
 }
 
+/// Runs `f` on a worker thread of the pool, so that the parallel work it
+/// starts is shared from there rather than handed over and waited for by
+/// this thread, once per parallel step.
+pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let mut result = None;
+    rayon::scope(|scope| scope.spawn(|_| result = Some(f())));
+    result.expect("the pool ran the job")
+}
+
 /// Groups digits in threes: 2704156 -> "2,704,156".
 fn grouped(n: u64) -> String {
     let digits = n.to_string();

@@ -434,65 +434,67 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // level on its own thread while the next is solved).
     let (mut encode_time, mut writer_wait) = (Duration::ZERO, Duration::ZERO);
     let mut write_error = None;
-    let generated = extend(base, options, |event| match event {
-        GenerateProgress::Turn { seeds, report } => {
-            progress.turn(
-                &levels_name(&seeds),
-                report.turn,
-                report.turn_limit,
-                report.changed_states,
-                match options.mode {
-                    SweepMode::Runs if report.frontier => "runs, changed rows",
-                    SweepMode::Runs => "runs",
-                    _ if report.frontier => "frontier",
-                    _ => "dense",
-                },
-            );
-        }
-        GenerateProgress::LevelDone { seeds, generated } => {
-            let solution = &generated.solution;
-            let first = writer.levels();
-            let new_levels = first..=seeds as usize;
-            // Each level encoded and handed to the writer thread a stretch at
-            // a time; the time the encoder waited for the writer counts as
-            // waiting, not encoding.
-            let encode_start = Instant::now();
-            let blocked_before = writer.blocked();
-            let appended = new_levels
-                .clone()
-                .try_for_each(|level| writer.append_level(solution, level));
-            let blocked = writer.blocked() - blocked_before;
-            encode_time += encode_start.elapsed() - blocked;
-            let last_change = solution.levels[seeds as usize].last_change;
-            progress.level_done(
-                &levels_name(&(first as u32..=seeds)),
-                &format!(
-                    "{} boards, last change at turn {last_change}, done after {:.3} s",
-                    grouped(
-                        solution.levels[new_levels.clone()]
-                            .iter()
-                            .map(|l| l.states as u64)
-                            .sum()
+    let generated = crate::cli::on_pool(|| {
+        extend(base, options, |event| match event {
+            GenerateProgress::Turn { seeds, report } => {
+                progress.turn(
+                    &levels_name(&seeds),
+                    report.turn,
+                    report.turn_limit,
+                    report.changed_states,
+                    match options.mode {
+                        SweepMode::Runs if report.frontier => "runs, changed rows",
+                        SweepMode::Runs => "runs",
+                        _ if report.frontier => "frontier",
+                        _ => "dense",
+                    },
+                );
+            }
+            GenerateProgress::LevelDone { seeds, generated } => {
+                let solution = &generated.solution;
+                let first = writer.levels();
+                let new_levels = first..=seeds as usize;
+                // Each level encoded and handed to the writer thread a stretch at
+                // a time; the time the encoder waited for the writer counts as
+                // waiting, not encoding.
+                let encode_start = Instant::now();
+                let blocked_before = writer.blocked();
+                let appended = new_levels
+                    .clone()
+                    .try_for_each(|level| writer.append_level(solution, level));
+                let blocked = writer.blocked() - blocked_before;
+                encode_time += encode_start.elapsed() - blocked;
+                let last_change = solution.levels[seeds as usize].last_change;
+                progress.level_done(
+                    &levels_name(&(first as u32..=seeds)),
+                    &format!(
+                        "{} boards, last change at turn {last_change}, done after {:.3} s",
+                        grouped(
+                            solution.levels[new_levels.clone()]
+                                .iter()
+                                .map(|l| l.states as u64)
+                                .sum()
+                        ),
+                        start.elapsed().as_secs_f64()
                     ),
-                    start.elapsed().as_secs_f64()
-                ),
-            );
-            let write_start = Instant::now();
-            let committed = appended.and_then(|()| match seeds < args.max_seeds {
-                true => writer.commit(generated),
-                // The last level: committed by `finish`.
-                false => Ok(()),
-            });
-            if let Err(error) = committed {
-                write_error.get_or_insert(error);
+                );
+                let write_start = Instant::now();
+                let committed = appended.and_then(|()| match seeds < args.max_seeds {
+                    true => writer.commit(generated),
+                    // The last level: committed by `finish`.
+                    false => Ok(()),
+                });
+                if let Err(error) = committed {
+                    write_error.get_or_insert(error);
+                }
+                writer_wait += write_start.elapsed() + blocked;
+                // Encoded, the levels' changes are needed no more: run sweeps read
+                // the lower levels' mirror changes alone.
+                if options.mode == SweepMode::Runs {
+                    generated.solution.forget_changes(seeds as usize + 1);
+                }
             }
-            writer_wait += write_start.elapsed() + blocked;
-            // Encoded, the levels' changes are needed no more: run sweeps read
-            // the lower levels' mirror changes alone.
-            if options.mode == SweepMode::Runs {
-                generated.solution.forget_changes(seeds as usize + 1);
-            }
-        }
+        })
     });
     let solve_time = start.elapsed();
     if let Some(error) = write_error {
