@@ -160,13 +160,21 @@ impl PackedChanges {
     fn push_block(&mut self, first_state: usize, mut differ: u64, new: &[i8; BLOCK]) {
         // A first gap of up to five bytes, then gaps under 64: one byte each.
         const ROOM: usize = 2 * BLOCK + 8;
-        let mut buffer = [0u8; ROOM];
         let count = differ.count_ones() as usize;
         let highest = first_state + 63 - differ.leading_zeros() as usize;
         assert!(
             highest <= u32::MAX as usize,
             "states are numbered in 32 bits"
         );
+        // A sync point before the block if one of its changes is a
+        // SYNC_EVERY-th: decoding may start at any change.
+        if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
+            self.sync.push((self.next_base, self.bytes.len()));
+        }
+        // Room for the largest block, cut to what it takes at the end.
+        let start = self.bytes.len();
+        self.bytes.resize(start + ROOM, 0);
+        let buffer: &mut [u8; ROOM] = (&mut self.bytes[start..]).try_into().unwrap();
         // The first change, its gap from the last state pushed in LEB128.
         let lane = differ.trailing_zeros() as usize;
         differ &= differ - 1;
@@ -196,15 +204,7 @@ impl PackedChanges {
             used += 2;
             last = lane;
         }
-        // A sync point before the block if one of its changes is a
-        // SYNC_EVERY-th: decoding may start at any change.
-        if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
-            self.sync.push((self.next_base, self.bytes.len()));
-        }
-        // The whole buffer (a copy of known size), then the unused end cut.
-        let end = self.bytes.len() + used;
-        self.bytes.extend_from_slice(&buffer);
-        self.bytes.truncate(end);
+        self.bytes.truncate(start + used);
         self.len += count;
         self.next_base = highest as u64 + 1;
     }
