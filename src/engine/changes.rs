@@ -279,7 +279,7 @@ impl PackedChanges {
             heads.push((head, rest));
             next_base = part.next_base;
         }
-        let mut bytes = vec![0u8; total];
+        let mut bytes = super::zeroed_bytes(total);
         let mut pieces = Vec::with_capacity(parts.len());
         let mut free = &mut bytes[..];
         for (part, (head, rest)) in parts.iter().zip(&heads) {
