@@ -31,6 +31,8 @@
 //! ([`Solution::mirrored`]), recorded as each level is solved or derived from
 //! its normal changes by replay (when a book is extended).
 
+mod frontier;
+
 use super::board::{Board, HOUSES, SIDE};
 use super::index::BoardIndex;
 use super::rules::play;
@@ -40,6 +42,7 @@ use crate::engine::{
 use crate::index::{next_arrangement, CompositionIndex};
 use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use crate::kernels::KernelChoice;
+use frontier::{Frontier, ListColumns, Readers};
 use rayon::prelude::*;
 use std::time::Instant;
 use wide::u8x16;
@@ -102,6 +105,8 @@ pub struct RunPlan {
     lists: Vec<Vec<ListInfo>>,
     /// Every pattern's runs, for the kernels.
     run_lists: RunLists,
+    /// The same lists column by column and inverted, for frontier turns.
+    columns: ListColumns,
     /// Ranks of whole boards, for row starts.
     boards: CompositionIndex<HOUSES>,
 }
@@ -169,14 +174,19 @@ impl RunPlan {
             })
             .collect();
         let mut run_lists = RunLists::default();
+        let mut columns = ListColumns::default();
         let lists = lists
             .into_iter()
             .map(|by_m| {
                 by_m.into_iter()
-                    .map(|list| ListInfo {
-                        id: run_lists.push(&list.runs),
-                        captures: list.captures,
-                        illegal: list.illegal,
+                    .enumerate()
+                    .map(|(m, list)| {
+                        columns.push(&list.runs, CompositionIndex::<SIDE>::count(m) as usize);
+                        ListInfo {
+                            id: run_lists.push(&list.runs),
+                            captures: list.captures,
+                            illegal: list.illegal,
+                        }
                     })
                     .collect()
             })
@@ -186,6 +196,7 @@ impl RunPlan {
             sowings,
             lists,
             run_lists,
+            columns,
             boards: CompositionIndex::new(max_seeds),
         }
     }
@@ -197,7 +208,7 @@ impl RunPlan {
 
     /// Bytes held by the plan's run lists.
     pub fn heap_bytes(&self) -> usize {
-        self.run_lists.heap_bytes()
+        self.run_lists.heap_bytes() + self.columns.heap_bytes()
     }
 }
 
@@ -544,7 +555,7 @@ fn scatter_mirror(
     changes: &PackedChanges,
     mirror: &mut [i8],
     keep: bool,
-) -> PackedChanges {
+) -> Vec<(u32, i8)> {
     let mut moved = Vec::new();
     for_each_cell(rows, offset, changes, |row, column, value| {
         let other = rows.other[row] as usize;
@@ -556,11 +567,7 @@ fn scatter_mirror(
         }
     });
     moved.sort_unstable_by_key(|&(at, _)| at);
-    let mut mirrored = PackedChanges::default();
-    for (at, value) in moved {
-        mirrored.push(at, value);
-    }
-    mirrored
+    moved
 }
 
 /// Marks in `dirty` the mirror rows that `changes` (of level `level`) fall in.
@@ -709,6 +716,7 @@ impl RunSolver {
                 turn_limit,
                 keep_mirror,
                 picker,
+                SPARSITY,
                 observer,
             )
         };
@@ -784,11 +792,37 @@ impl MirrorRows {
     }
 }
 
-/// Once a turn changes fewer than this fraction of the level's boards, the
-/// next turn sweeps only the rows that read a changed mirror row, and a
-/// turn's changes reach the mirror layer one by one instead of by a whole
-/// transpose. Either way the layers are the same.
-const SPARSE_FRACTION: f64 = 0.02;
+/// When to sweep less than the whole level: once a turn changes fewer than
+/// `rows` times the level's boards (its own changes and those of the
+/// mirror rows below), the next turn sweeps only the rows that read a
+/// changed mirror row, and a turn's changes reach the mirror layer one by
+/// one instead of by a whole transpose; under `boards` times, the next
+/// turn recomputes only the boards that read one ([`frontier`]). Every
+/// choice gives the same layers.
+#[derive(Clone, Copy, Debug)]
+struct Sparsity {
+    rows: f64,
+    boards: f64,
+}
+
+/// The thresholds measured best: at 16 seeds, a turn's changes under 2%
+/// of the level make sweeping whole rows cost more than marking the rows
+/// to sweep; under 0.4%, following each change back to its boards costs
+/// less than sweeping the rows that read it.
+const SPARSITY: Sparsity = Sparsity {
+    rows: 0.02,
+    boards: 0.004,
+};
+
+/// How a turn is swept (see [`Sparsity`]).
+enum TurnMode {
+    /// Every row.
+    Dense,
+    /// The rows reading a mirror row marked in `dirty_mirror`.
+    ChangedRows,
+    /// The boards reading one of these mirror positions (ascending).
+    ChangedBoards(Vec<u32>),
+}
 
 #[allow(clippy::too_many_arguments)] // the solver's fields, borrowed apart
 fn solve_level(
@@ -799,6 +833,7 @@ fn solve_level(
     turn_limit: u32,
     keep_mirror: bool,
     picker: &mut KernelPicker,
+    sparsity: Sparsity,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
     let level = seeds as usize;
@@ -820,7 +855,10 @@ fn solve_level(
         .collect();
     let mut dirty_mirror = vec![0u64; mirror_rows.rows().div_ceil(64)];
     let mut sweep_rows = vec![0u64; program.rows().div_ceil(64)];
-    let mut sparse = false;
+    // Which boards read each mirror position, for frontier turns.
+    let readers = Readers::new(&program, &base_rows, mirror_rows.rows());
+    let frontier = Frontier::new(&program, &plan.columns, &readers, &mirror_rows, offset);
+    let mut mode = TurnMode::Dense;
 
     let mut solution = solved;
     let mut values = zeroed_layer(states);
@@ -833,13 +871,19 @@ fn solve_level(
     let mut turns = 0;
     for turn in 1..=turn_limit {
         let mut swept_states = states;
-        if sparse {
-            swept_states = mark_rows_to_sweep(&program, &base_rows, &dirty_mirror, &mut sweep_rows);
-            // Rows left alone keep layer `turn - 1`: bring `values` there
+        if !matches!(mode, TurnMode::Dense) {
+            // Boards left alone keep layer `turn - 1`: bring `values` there
             // from `turn - 2`.
             solution.changes[turn as usize - 2].write_to(&mut values, offset);
         }
-        let changes = {
+        if let TurnMode::ChangedRows = mode {
+            swept_states = mark_rows_to_sweep(&program, &base_rows, &dirty_mirror, &mut sweep_rows);
+        }
+        let changes = if let TurnMode::ChangedBoards(changed) = &mode {
+            let (changes, recomputed) = frontier.sweep(changed, &mirror, &previous, &mut values);
+            swept_states = recomputed;
+            changes
+        } else {
             let mut parts = Vec::with_capacity(ranges.len());
             let mut rest = &mut values[..];
             for range in &ranges {
@@ -853,7 +897,7 @@ fn solve_level(
                 program: &program,
                 mirror: &mirror,
                 first_state: offset,
-                only: sparse.then_some(&sweep_rows[..]),
+                only: matches!(mode, TurnMode::ChangedRows).then_some(&sweep_rows[..]),
             };
             let previous = &previous[..];
             let (kernel, trial) = picker.pick(turn);
@@ -868,7 +912,7 @@ fn solve_level(
                     })
                     .collect(),
             );
-            if let Some(trial) = trial.filter(|_| !sparse) {
+            if let Some(trial) = trial.filter(|_| matches!(mode, TurnMode::Dense)) {
                 picker.record(trial, states, sweep_start.elapsed());
             }
             changes
@@ -890,10 +934,17 @@ fn solve_level(
         let converged = quiet && lower_changes == 0;
         // This level's mirror from `turn - 1` to `turn`: change by change
         // when few changed, else by a whole transpose.
-        let few = ((changes.len() + lower_changes) as f64) < SPARSE_FRACTION * states as f64;
+        let changed = (changes.len() + lower_changes) as f64;
+        let few = changed < sparsity.rows * states as f64;
+        let very_few = few && turn > 1 && changed < sparsity.boards * states as f64;
+        let mut moved = Vec::new();
         if few {
-            let mirrored = scatter_mirror(rows, offset, &changes, &mut mirror, keep_mirror);
+            moved = scatter_mirror(rows, offset, &changes, &mut mirror, keep_mirror || very_few);
             if keep_mirror {
+                let mut mirrored = PackedChanges::default();
+                for &(at, value) in &moved {
+                    mirrored.push(at, value);
+                }
                 record_mirrored(&mut solution.mirrored, turn, mirrored);
             }
         } else if keep_mirror {
@@ -903,17 +954,23 @@ fn solve_level(
         } else if !converged && turn < turn_limit {
             rows.transpose(&values, &mut mirror[offset..]);
         }
-        // The next turn is sparse when few changed: note which mirror rows did.
-        sparse = few && turn > 1;
-        if sparse {
+        // The next turn sweeps less when few changed: note which mirror
+        // positions or rows did.
+        let lower = solution
+            .mirrored
+            .get(turn as usize - 1)
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c.within(0, offset))
+            .map(|(state, _)| state);
+        mode = if !few || turn == 1 {
+            TurnMode::Dense
+        } else if very_few {
+            let here = moved.iter().map(|&(at, _)| at);
+            TurnMode::ChangedBoards(lower.chain(here).collect())
+        } else {
             dirty_mirror.fill(0);
-            let lower = solution
-                .mirrored
-                .get(turn as usize - 1)
-                .into_iter()
-                .flatten();
-            let lower = lower.flat_map(|c| c.within(0, offset));
-            mirror_rows.mark(lower.map(|(state, _)| state as usize), &mut dirty_mirror);
+            mirror_rows.mark(lower.map(|state| state as usize), &mut dirty_mirror);
             mark_mirror_rows_of(
                 rows,
                 &mirror_rows,
@@ -922,7 +979,8 @@ fn solve_level(
                 &changes,
                 &mut dirty_mirror,
             );
-        }
+            TurnMode::ChangedRows
+        };
         observer(&TurnReport {
             turn,
             turn_limit,
@@ -1020,6 +1078,50 @@ mod tests {
         }
     }
     use crate::games::oware::BoardIndex;
+
+    /// Every level up to `max_seeds` solved with `sparsity`: each turn's changes.
+    fn changes_with(max_seeds: u32, sparsity: Sparsity) -> (Vec<PackedChanges>, u32) {
+        let plan = RunPlan::new(max_seeds);
+        let level_starts = BoardIndex::new(max_seeds).level_starts().to_vec();
+        let mut picker = KernelPicker::new(KernelChoice::Auto);
+        let mut solution = Solution::empty();
+        let mut frontier_turns = 0;
+        for seeds in 0..=max_seeds {
+            solution = solve_level(
+                &plan,
+                seeds,
+                &level_starts,
+                solution,
+                200,
+                true,
+                &mut picker,
+                sparsity,
+                |report| frontier_turns += u32::from(report.frontier),
+            );
+        }
+        (solution.changes, frontier_turns)
+    }
+
+    #[test]
+    fn every_turn_mode_gives_the_same_layers() {
+        // Dense throughout; as measured best; rows reading a change from the
+        // second turn on; boards reading one from the second turn on.
+        let modes = [
+            (0.0, 0.0),
+            (SPARSITY.rows, SPARSITY.boards),
+            (f64::INFINITY, 0.0),
+            (f64::INFINITY, f64::INFINITY),
+        ];
+        let [dense, measured, rows, boards] =
+            modes.map(|(rows, boards)| changes_with(9, Sparsity { rows, boards }));
+        assert_eq!(dense.1, 0);
+        for (name, (changes, frontier_turns)) in
+            [("measured", measured), ("rows", rows), ("boards", boards)]
+        {
+            assert!(frontier_turns > 0, "{name}: no turn swept less");
+            assert!(changes == dense.0, "{name}: other changes");
+        }
+    }
 
     #[test]
     fn rows_are_the_boards_in_index_order() {
