@@ -23,7 +23,7 @@
 //!
 //! Files are written under a temporary name beside the target and renamed
 //! into place once complete, so a crash never leaves a partial book behind:
-//! whole by [`write`], or section by section by an [`Appender`], whose file
+//! whole by [`write()`], or section by section by an [`Appender`], whose file
 //! is a complete book of the sections committed so far (a checkpoint).
 
 use memmap2::Mmap;
@@ -477,7 +477,7 @@ fn write_container(
 /// Writers leave room for a table of at least this many sections before the
 /// first section (zero padding), so that a book written section by section
 /// with [`Appender`] can put its final header in front and comes out byte for
-/// byte as [`write`] writes it. Readers accept any padding.
+/// byte as [`write()`] writes it. Readers accept any padding.
 pub const TABLE_ROOM: usize = 32;
 
 /// Where the first section of a container with `params` parameters and
@@ -517,7 +517,7 @@ fn header_bytes(game: [u8; 4], params: &[u64], sections: &[SectionInfo]) -> Vec<
 /// [`Appender::commit`] rewrites the header to cover every section appended
 /// so far and syncs, so after a commit the file is a complete book of those
 /// sections: a checkpoint. [`Appender::finish`] renames it into place. The
-/// finished file is byte for byte what [`write`] writes for the same
+/// finished file is byte for byte what [`write()`] writes for the same
 /// sections. At most [`TABLE_ROOM`] sections.
 ///
 /// A crash between commits leaves sections past the committed header;

@@ -443,7 +443,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     report.turn_limit,
                     report.changed_states,
                     match options.mode {
-                        SweepMode::Runs if report.frontier => "runs, changed rows",
+                        SweepMode::Runs if report.frontier => "runs, changed rows or boards",
                         SweepMode::Runs => "runs",
                         _ if report.frontier => "frontier",
                         _ => "dense",
@@ -520,7 +520,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     let runs = options.mode == SweepMode::Runs;
     let (partial, prepared) = if runs {
-        ("on changed rows only", "run plans")
+        ("on changed rows or boards only", "run plans")
     } else {
         ("by frontier", "child caches")
     };

@@ -144,7 +144,7 @@ impl KernelPicker {
     }
 
     /// Records how long trial `trial`'s layer took per state; layers of
-    /// fewer than [`MIN_TRIAL_STATES`] states are too short to count.
+    /// fewer than `MIN_TRIAL_STATES` states are too short to count.
     pub fn record(&mut self, trial: usize, states: usize, elapsed: Duration) {
         if states < MIN_TRIAL_STATES {
             return;

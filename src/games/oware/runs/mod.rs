@@ -25,6 +25,9 @@
 //! memory. A turn is then: sweep every row (in parallel over row ranges),
 //! compare with the previous layer for the change list, transpose into the
 //! mirror layer for the next turn, and apply the lower levels' mirror changes.
+//! Late in a level, when few values change, a turn sweeps only the rows
+//! reading a changed mirror row, then only the boards reading a changed
+//! mirror position (module `frontier`; the thresholds are `SPARSITY`).
 //!
 //! Levels are solved one at a time on top of the lower ones, whose mirror
 //! layers are replayed from their mirror change lists
