@@ -289,6 +289,7 @@ impl PackedChanges {
         }
         pieces
             .into_par_iter()
+            .with_max_len(1)
             .for_each(|(piece, part, head, rest)| {
                 piece[..head.len()].copy_from_slice(head);
                 piece[head.len()..].copy_from_slice(&part.bytes[rest..]);

@@ -220,6 +220,7 @@ where
     for first in (0..chunks).step_by(wave) {
         let parts: Vec<(Vec<u32>, Vec<u8>)> = (first..(first + wave).min(chunks))
             .into_par_iter()
+            .with_max_len(1)
             .map(|i| {
                 let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
                 let changes = chunk(range.clone());

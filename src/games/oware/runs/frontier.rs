@@ -232,6 +232,7 @@ impl<'a> Frontier<'a> {
         assert_eq!(dirty.len(), values.len().div_ceil(64));
         changed
             .par_chunks(POSITIONS_PER_TASK)
+            .with_max_len(1)
             .for_each(|positions| {
                 let mut row = self.mirror_rows.row_of(positions[0] as usize);
                 for &position in positions {
@@ -255,6 +256,7 @@ impl<'a> Frontier<'a> {
         let parts: Vec<(PackedChanges, usize)> = values
             .par_chunks_mut(64 * WORDS_PER_TASK)
             .zip(dirty.par_chunks(WORDS_PER_TASK))
+            .with_max_len(1)
             .enumerate()
             .map(|(task, (values, dirty))| {
                 let first = task * 64 * WORDS_PER_TASK;

@@ -56,6 +56,11 @@ const SWEEP_CHUNK_STATES: usize = 1 << 15;
 /// Rows and columns of a transpose tile: 64 x 64 bytes stay in L1.
 const TILE: usize = 64;
 
+/// Tiles per parallel task of a transpose, side by side: at most 256 KiB,
+/// so that no task holds the others up at the end of a turn (a task of
+/// all the columns of 64 rows could be half a megabyte).
+const TASK_TILES: usize = 16;
+
 /// One spill pattern applied to every opponent side with `m` seeds.
 #[derive(Clone, Debug, Default)]
 struct RunList {
@@ -345,28 +350,47 @@ impl LevelRows {
         assert_eq!(values.len(), self.states());
         assert_eq!(mirror.len(), self.states());
         let out = SharedBytes(mirror.as_mut_ptr());
-        // Tiles: (own-side sum k, a block of TILE rows of that sum).
-        let tiles: Vec<(usize, usize)> = (0..=self.seeds)
+        // Tasks: (own-side sum k, a block of TILE rows of that sum, a
+        // stretch of TASK_TILES tiles of their columns).
+        let tasks: Vec<(usize, usize, usize)> = (0..=self.seeds)
             .flat_map(|k| {
-                (0..self.starts_by_sum[k].len())
-                    .step_by(TILE)
-                    .map(move |r| (k, r))
+                let (rows, columns) = (
+                    self.starts_by_sum[k].len(),
+                    self.starts_by_sum[self.seeds - k].len(),
+                );
+                (0..rows).step_by(TILE).flat_map(move |r| {
+                    (0..columns)
+                        .step_by(TILE * TASK_TILES)
+                        .map(move |c| (k, r, c))
+                })
             })
             .collect();
-        tiles
+        tasks
             .par_iter()
-            .for_each(|&(k, first_row)| self.transpose_tile(k, first_row, values, out));
+            .with_max_len(1)
+            .for_each(|&(k, first_row, first_column)| {
+                self.transpose_tiles(k, first_row, first_column, values, out)
+            });
     }
 
-    /// Transposes rows `first_row..first_row + TILE` of own-side sum `k`.
+    /// Transposes rows `first_row..first_row + TILE` of own-side sum `k`,
+    /// columns `first_column..first_column + TILE * TASK_TILES` of them.
     #[inline(never)]
-    fn transpose_tile(&self, k: usize, first_row: usize, values: &[i8], out: SharedBytes) {
+    fn transpose_tiles(
+        &self,
+        k: usize,
+        first_row: usize,
+        first_column: usize,
+        values: &[i8],
+        out: SharedBytes,
+    ) {
         let sources = &self.starts_by_sum[k];
         let sources = &sources[first_row..(first_row + TILE).min(sources.len())];
         // Row `first_row + i` of sum k is column `first_row + i` of the rows
         // of sum `seeds - k`, which are its columns.
         let targets = &self.starts_by_sum[self.seeds - k];
-        for first_column in (0..targets.len()).step_by(TILE) {
+        let last_column = (first_column + TILE * TASK_TILES).min(targets.len());
+        for first_column in (first_column..last_column).step_by(TILE) {
             let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
             // 8 x 8 blocks in registers, then the ragged edges byte by byte.
             let (full_rows, full_columns) = (sources.len() / 8 * 8, targets.len() / 8 * 8);
@@ -522,6 +546,7 @@ fn mark_rows_to_sweep(
     let is_dirty = |row: u32| dirty[row as usize / 64] & (1 << (row % 64)) != 0;
     sweep
         .par_iter_mut()
+        .with_max_len(1)
         .enumerate()
         .map(|(word, bits)| {
             *bits = 0;
@@ -616,6 +641,7 @@ fn update(layer: &mut [i8], new: &[i8], offset: usize) -> PackedChanges {
     let parts: Vec<PackedChanges> = layer
         .par_chunks_mut(CHUNK)
         .zip(new.par_chunks(CHUNK))
+        .with_max_len(1)
         .enumerate()
         .map(|(i, (old, new))| {
             let mut changes = PackedChanges::default();
@@ -908,6 +934,7 @@ fn solve_level(
             let changes = PackedChanges::concatenate(
                 parts
                     .into_par_iter()
+                    .with_max_len(1)
                     .map(|(range, out)| {
                         let from = rows.starts[range.start] as usize;
                         let previous = &previous[from..from + out.len()];
