@@ -47,6 +47,7 @@ use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use crate::kernels::KernelChoice;
 use frontier::{Frontier, ListColumns, Readers};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::time::Instant;
 use wide::u8x16;
 
@@ -284,8 +285,6 @@ pub struct LevelRows {
     /// `starts_by_sum[k]`: where the rows whose own side holds `k` seeds
     /// start, in the rank order of their own sides.
     starts_by_sum: Vec<Vec<u32>>,
-    /// `ids_by_sum[k]`: those rows' numbers.
-    ids_by_sum: Vec<Vec<u32>>,
     /// Each row's own side's rank among the sides of its sum: the column
     /// its boards take in the mirror rows.
     rank_in_sum: Vec<u32>,
@@ -299,7 +298,6 @@ impl LevelRows {
         let mut other = Vec::new();
         let mut starts = vec![0u32];
         let mut starts_by_sum = vec![Vec::new(); seeds + 1];
-        let mut ids_by_sum = vec![Vec::new(); seeds + 1];
         let mut rank_in_sum = Vec::new();
         // Own sides in lexicographic order, house 0 most significant: the
         // order of the boards' ranks.
@@ -309,7 +307,6 @@ impl LevelRows {
             let start = *starts.last().unwrap();
             rank_in_sum.push(starts_by_sum[sum].len() as u32);
             starts_by_sum[sum].push(start);
-            ids_by_sum[sum].push(own.len() as u32);
             own.push(side);
             other.push((seeds - sum) as u8);
             let len = CompositionIndex::<SIDE>::count(seeds - sum) as u32;
@@ -324,7 +321,6 @@ impl LevelRows {
                         other,
                         starts,
                         starts_by_sum,
-                        ids_by_sum,
                         rank_in_sum,
                     };
                 }
@@ -574,63 +570,57 @@ fn mark_rows_to_sweep(
         .sum()
 }
 
-/// Writes `changes` (of the level `rows`, from global index `offset`) into
-/// the mirror layer one by one; returns them at their mirror positions,
-/// ascending, when `keep`.
-fn scatter_mirror(
+/// `changes` (of the level `rows`, from global index `offset`) at their
+/// mirror positions, ascending: found in parallel over the row ranges
+/// `ranges`, then sorted.
+fn mirror_positions(
     rows: &LevelRows,
     offset: usize,
+    ranges: &[Range<usize>],
     changes: &PackedChanges,
-    mirror: &mut [i8],
-    keep: bool,
 ) -> Vec<(u32, i8)> {
-    let mut moved = Vec::new();
-    for_each_cell(rows, offset, changes, |row, column, value| {
-        let other = rows.other[row] as usize;
-        let at =
-            offset + rows.starts_by_sum[other][column] as usize + rows.rank_in_sum[row] as usize;
-        mirror[at] = value;
-        if keep {
-            moved.push((at as u32, value));
-        }
-    });
-    moved.sort_unstable_by_key(|&(at, _)| at);
+    let parts: Vec<Vec<(u32, i8)>> = ranges
+        .par_iter()
+        .with_max_len(1)
+        .map(|range| {
+            let (from, to) = (rows.starts[range.start], rows.starts[range.end]);
+            let mut row = range.start;
+            let mut moved = Vec::new();
+            for (state, value) in changes.within(offset + from as usize, offset + to as usize) {
+                let at = state as usize - offset;
+                while rows.starts[row + 1] as usize <= at {
+                    row += 1;
+                }
+                let column = at - rows.starts[row] as usize;
+                let other = rows.other[row] as usize;
+                let mirrored = offset
+                    + rows.starts_by_sum[other][column] as usize
+                    + rows.rank_in_sum[row] as usize;
+                moved.push((mirrored as u32, value));
+            }
+            moved
+        })
+        .collect();
+    let mut moved = parts.concat();
+    moved.par_sort_unstable_by_key(|&(at, _)| at);
     moved
 }
 
-/// Marks in `dirty` the mirror rows that `changes` (of level `level`) fall in.
-fn mark_mirror_rows_of(
-    rows: &LevelRows,
-    mirror_rows: &MirrorRows,
-    level: usize,
-    offset: usize,
-    changes: &PackedChanges,
-    dirty: &mut [u64],
-) {
-    let first = mirror_rows.level_rows[level];
-    for_each_cell(rows, offset, changes, |row, column, _| {
-        let other = rows.other[row] as usize;
-        let mirror_row = first + rows.ids_by_sum[other][column] as usize;
-        dirty[mirror_row / 64] |= 1 << (mirror_row % 64);
-    });
-}
-
-/// Calls `f(row, column, value)` for each of `changes` (of the level `rows`,
-/// from global index `offset`, ascending).
-fn for_each_cell(
-    rows: &LevelRows,
-    offset: usize,
-    changes: &PackedChanges,
-    mut f: impl FnMut(usize, usize, i8),
-) {
-    let mut row = 0;
-    for (state, value) in changes.iter() {
-        let at = state as usize - offset;
-        while rows.starts[row + 1] as usize <= at {
-            row += 1;
-        }
-        f(row, at - rows.starts[row] as usize, value);
-    }
+/// Changes (ascending, from scratch) packed in parallel pieces.
+fn pack(changes: &[(u32, i8)]) -> PackedChanges {
+    const PIECE: usize = 1 << 14;
+    PackedChanges::concatenate(
+        changes
+            .par_chunks(PIECE)
+            .map(|piece| {
+                let mut packed = PackedChanges::default();
+                for &(state, value) in piece {
+                    packed.push(state, value);
+                }
+                packed
+            })
+            .collect(),
+    )
 }
 
 /// Brings `layer` (a level's layer starting at global index `offset`) to
@@ -779,16 +769,12 @@ impl RunSolver {
 struct MirrorRows {
     /// Global index of each row's first position; one extra entry.
     starts: Vec<usize>,
-    /// Per level, its first row.
-    level_rows: Vec<usize>,
 }
 
 impl MirrorRows {
     fn new(levels: &[LevelRows], level_starts: &[usize]) -> MirrorRows {
         let mut starts = Vec::new();
-        let mut level_rows = Vec::new();
         for (level, rows) in levels.iter().enumerate() {
-            level_rows.push(starts.len());
             let first = level_starts[level];
             starts.extend(
                 rows.starts[..rows.own.len()]
@@ -797,7 +783,7 @@ impl MirrorRows {
             );
         }
         starts.push(level_starts[levels.len()]);
-        MirrorRows { starts, level_rows }
+        MirrorRows { starts }
     }
 
     fn rows(&self) -> usize {
@@ -969,13 +955,12 @@ fn solve_level(
         let very_few = few && turn > 1 && changed < sparsity.boards * states as f64;
         let mut moved = Vec::new();
         if few {
-            moved = scatter_mirror(rows, offset, &changes, &mut mirror, keep_mirror || very_few);
+            moved = mirror_positions(rows, offset, &ranges, &changes);
+            for &(at, value) in &moved {
+                mirror[at as usize] = value;
+            }
             if keep_mirror {
-                let mut mirrored = PackedChanges::default();
-                for &(at, value) in &moved {
-                    mirrored.push(at, value);
-                }
-                record_mirrored(&mut solution.mirrored, turn, mirrored);
+                record_mirrored(&mut solution.mirrored, turn, pack(&moved));
             }
         } else if keep_mirror {
             rows.transpose(&values, &mut next_mirror);
@@ -1001,14 +986,8 @@ fn solve_level(
         } else {
             dirty_mirror.fill(0);
             mirror_rows.mark(lower.map(|state| state as usize), &mut dirty_mirror);
-            mark_mirror_rows_of(
-                rows,
-                &mirror_rows,
-                level,
-                offset,
-                &changes,
-                &mut dirty_mirror,
-            );
+            let here = moved.iter().map(|&(at, _)| at as usize);
+            mirror_rows.mark(here, &mut dirty_mirror);
             TurnMode::ChangedRows
         };
         observer(&TurnReport {
