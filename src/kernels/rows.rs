@@ -38,9 +38,10 @@ pub struct Run {
 }
 
 /// Runs shorter than this are stored column by column, as runs of length 1
-/// ([`RunLists::singles`]): a loop over a run's columns costs a mispredicted
-/// exit per run, which a short run does not repay; columns in a flat list
-/// of their own cost a few instructions each and predict.
+/// ([`RunLists::singles`]), applied in one flat loop per move: a loop of its
+/// own per run costs more than a short run repays. Measured on level 16's
+/// sweeps (where nearly nine runs in ten are shorter): 6% less time with a
+/// bound of 4 or of 12, alike within the noise.
 pub const SHORT_RUN: u32 = 12;
 
 /// Run lists stored end to end, each split into its runs of at least
