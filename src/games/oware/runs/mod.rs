@@ -679,6 +679,49 @@ pub struct RunSolver {
     picker: KernelPicker,
     /// A pool of one thread, for levels too small to share out.
     single_thread: Option<rayon::ThreadPool>,
+    layers: Layers,
+}
+
+/// The layer buffers of a level's solve, kept from level to level and made
+/// once, for the largest level: each level reuses the memory the ones below
+/// it touched. (Fresh memory costs a fault and a zeroing per page on first
+/// touch; at 20 seeds the levels' layers would add up to 1.2 GB of it.)
+#[derive(Default)]
+struct Layers {
+    values: Vec<i8>,
+    previous: Vec<i8>,
+    /// Every level up to the one being solved, mirrored.
+    mirror: Vec<i8>,
+    next_mirror: Vec<i8>,
+}
+
+impl Layers {
+    /// Readies the buffers for a level of `states` boards from global index
+    /// `offset` (`next_mirror` only if `keep_mirror`), in solvers of at most
+    /// `most_states` boards per level and `all_states` in all: `previous`
+    /// and the mirror zeroed (layer 0).
+    fn prepare(
+        &mut self,
+        (states, offset): (usize, usize),
+        keep_mirror: bool,
+        most_states: usize,
+        all_states: usize,
+    ) {
+        if self.values.len() < states {
+            self.values = zeroed_layer(most_states);
+            self.previous = zeroed_layer(most_states);
+        }
+        if keep_mirror && self.next_mirror.len() < states {
+            self.next_mirror = zeroed_layer(most_states);
+        }
+        if self.mirror.len() < offset + states {
+            self.mirror = zeroed_layer(all_states);
+        }
+        const PIECE: usize = 1 << 20;
+        let zero = |layer: &mut [i8]| layer.par_chunks_mut(PIECE).for_each(|piece| piece.fill(0));
+        zero(&mut self.previous[..states]);
+        zero(&mut self.mirror[..offset + states]);
+    }
 }
 
 /// Levels with fewer boards are solved on one thread.
@@ -694,6 +737,7 @@ impl RunSolver {
             turn_limit,
             picker: KernelPicker::new(kernel),
             single_thread: None,
+            layers: Layers::default(),
         }
     }
 
@@ -726,7 +770,19 @@ impl RunSolver {
         let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
         let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
         let picker = &mut self.picker;
+        if !keep_mirror {
+            // The top level: no level above needs its mirror changes.
+            self.layers.next_mirror = Vec::new();
+        }
+        let layers = &mut self.layers;
         let solve = |observer: &mut dyn FnMut(&TurnReport)| {
+            let most_states = level_starts.windows(2).map(|w| w[1] - w[0]).max();
+            layers.prepare(
+                (states, level_starts[seeds as usize]),
+                keep_mirror,
+                most_states.unwrap_or(0),
+                *level_starts.last().unwrap_or(&0),
+            );
             solve_level(
                 plan,
                 seeds,
@@ -736,6 +792,7 @@ impl RunSolver {
                 keep_mirror,
                 picker,
                 SPARSITY,
+                layers,
                 observer,
             )
         };
@@ -757,6 +814,11 @@ impl RunSolver {
         } else {
             solve(&mut observer)
         };
+        if !keep_mirror {
+            // Nothing is solved after the top level: its layers need not
+            // outlive it (the book is encoded next, at the run's peak).
+            self.layers = Layers::default();
+        }
         (solution.kernel, solution.kernel_trials) = self
             .picker
             .clone()
@@ -849,6 +911,7 @@ fn solve_level(
     keep_mirror: bool,
     picker: &mut KernelPicker,
     sparsity: Sparsity,
+    layers: &mut Layers,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
     let level = seeds as usize;
@@ -876,11 +939,11 @@ fn solve_level(
     let mut mode = TurnMode::Dense;
 
     let mut solution = solved;
-    let mut values = zeroed_layer(states);
-    let mut previous = zeroed_layer(states);
+    let mut values = &mut layers.values[..states];
+    let mut previous = &mut layers.previous[..states];
     // Layer `turn - 1` mirrored, every level up to this one.
-    let mut mirror = zeroed_layer(offset + states);
-    let mut next_mirror = zeroed_layer(if keep_mirror { states } else { 0 });
+    let mirror = &mut layers.mirror[..offset + states];
+    let next_mirror = &mut layers.next_mirror[..if keep_mirror { states } else { 0 }];
     let ranges = program.row_ranges(SWEEP_CHUNK_STATES);
     let mut last_change = 1;
     let mut turns = 0;
@@ -889,13 +952,13 @@ fn solve_level(
         if !matches!(mode, TurnMode::Dense) {
             // Boards left alone keep layer `turn - 1`: bring `values` there
             // from `turn - 2`.
-            solution.changes[turn as usize - 2].write_to(&mut values, offset);
+            solution.changes[turn as usize - 2].write_to(values, offset);
         }
         if let TurnMode::ChangedRows = mode {
             swept_states = mark_rows_to_sweep(&program, &base_rows, &dirty_mirror, &mut sweep_rows);
         }
         let changes = if let TurnMode::ChangedBoards(changed) = &mode {
-            let (changes, recomputed) = frontier.sweep(changed, &mirror, &previous, &mut values);
+            let (changes, recomputed) = frontier.sweep(changed, mirror, previous, values);
             swept_states = recomputed;
             changes
         } else {
@@ -910,7 +973,7 @@ fn solve_level(
             let sweep = RowSweep {
                 lists: &plan.run_lists,
                 program: &program,
-                mirror: &mirror,
+                mirror,
                 first_state: offset,
                 only: matches!(mode, TurnMode::ChangedRows).then_some(&sweep_rows[..]),
             };
@@ -941,7 +1004,7 @@ fn solve_level(
         let lower_changes: usize = lower.iter().map(PackedChanges::len).sum();
         // The lower levels' mirror from layer `turn - 1` to `turn`.
         for changes in lower {
-            changes.write_to(&mut mirror, 0);
+            changes.write_to(mirror, 0);
         }
         let quiet = turn > 1 && changes.is_empty();
         if turn > 1 && !changes.is_empty() {
@@ -963,11 +1026,11 @@ fn solve_level(
                 record_mirrored(&mut solution.mirrored, turn, pack(&moved));
             }
         } else if keep_mirror {
-            rows.transpose(&values, &mut next_mirror);
-            let mirrored = update(&mut mirror[offset..], &next_mirror, offset);
+            rows.transpose(values, next_mirror);
+            let mirrored = update(&mut mirror[offset..], next_mirror, offset);
             record_mirrored(&mut solution.mirrored, turn, mirrored);
         } else if !converged && turn < turn_limit {
-            rows.transpose(&values, &mut mirror[offset..]);
+            rows.transpose(values, &mut mirror[offset..]);
         }
         // The next turn sweeps less when few changed: note which mirror
         // positions or rows did.
@@ -1088,14 +1151,27 @@ mod tests {
     }
     use crate::games::oware::BoardIndex;
 
-    /// Every level up to `max_seeds` solved with `sparsity`: each turn's changes.
-    fn changes_with(max_seeds: u32, sparsity: Sparsity) -> (Vec<PackedChanges>, u32) {
+    /// Every level up to `max_seeds` solved with `sparsity`: each turn's
+    /// changes. With `reuse`, one set of layer buffers serves every level,
+    /// as in the solver; else each level gets fresh ones.
+    fn changes_with(max_seeds: u32, sparsity: Sparsity, reuse: bool) -> (Vec<PackedChanges>, u32) {
         let plan = RunPlan::new(max_seeds);
         let level_starts = BoardIndex::new(max_seeds).level_starts().to_vec();
         let mut picker = KernelPicker::new(KernelChoice::Auto);
         let mut solution = Solution::empty();
         let mut frontier_turns = 0;
+        let mut layers = Layers::default();
+        let all = *level_starts.last().unwrap();
+        let most = level_starts.windows(2).map(|w| w[1] - w[0]).max().unwrap();
         for seeds in 0..=max_seeds {
+            let (offset, end) = (
+                level_starts[seeds as usize],
+                level_starts[seeds as usize + 1],
+            );
+            if !reuse {
+                layers = Layers::default();
+            }
+            layers.prepare((end - offset, offset), true, most, all);
             solution = solve_level(
                 &plan,
                 seeds,
@@ -1105,6 +1181,7 @@ mod tests {
                 true,
                 &mut picker,
                 sparsity,
+                &mut layers,
                 |report| frontier_turns += u32::from(report.frontier),
             );
         }
@@ -1122,8 +1199,18 @@ mod tests {
             (f64::INFINITY, f64::INFINITY),
         ];
         let [dense, measured, rows, boards] =
-            modes.map(|(rows, boards)| changes_with(9, Sparsity { rows, boards }));
+            modes.map(|(rows, boards)| changes_with(9, Sparsity { rows, boards }, true));
         assert_eq!(dense.1, 0);
+        // Layer buffers reused from level to level hold nothing over.
+        let fresh = changes_with(
+            9,
+            Sparsity {
+                rows: 0.0,
+                boards: 0.0,
+            },
+            false,
+        );
+        assert!(fresh.0 == dense.0, "reused layers: other changes");
         for (name, (changes, frontier_turns)) in
             [("measured", measured), ("rows", rows), ("boards", boards)]
         {
