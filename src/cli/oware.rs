@@ -225,13 +225,13 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 19.7 B | 8.84 B | 0.200 µs |
-/// | 16 | 28.8 B | 13.9 B | 0.226 µs |
-/// | 20 | 40.0 B | 19.0 B | 0.353 µs |
+/// | 12 | 18.3 B | 8.84 B | 0.200 µs |
+/// | 16 | 29.2 B | 13.9 B | 0.232 µs |
+/// | 20 | 39.8 B | 19.0 B | 0.355 µs |
 ///
 /// (Medians of three runs, memory the largest of them. Time is fitted to 12
 /// and 20 seeds, so in between it errs high: 16 seeds are expected to take
-/// 8.1 s and took 6.9 s.)
+/// 8.1 s and took 7.05 s.)
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
