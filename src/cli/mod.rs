@@ -124,9 +124,8 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
 /// starts is shared from there rather than handed over and waited for by
 /// this thread, once per parallel step.
 pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let mut result = None;
-    rayon::scope(|scope| scope.spawn(|_| result = Some(f())));
-    result.expect("the pool ran the job")
+    // `scope` runs its closure on a worker, moving there from outside the pool.
+    rayon::scope(|_| f())
 }
 
 /// Groups digits in threes: 2704156 -> "2,704,156".

@@ -166,8 +166,16 @@ impl PackedChanges {
             highest <= u32::MAX as usize,
             "states are numbered in 32 bits"
         );
-        // A sync point before the block if one of its changes is a
-        // SYNC_EVERY-th: decoding may start at any change.
+        let lane = differ.trailing_zeros() as usize;
+        differ &= differ - 1;
+        let state = (first_state + lane) as u64;
+        assert!(
+            state >= self.next_base,
+            "changes are pushed in ascending order"
+        );
+        // (Checked before anything is written: a failed push leaves the list
+        // as it was.) A sync point before the block if one of its changes is
+        // a SYNC_EVERY-th: decoding may start at any change.
         if self.len.div_ceil(SYNC_EVERY) * SYNC_EVERY < self.len + count {
             self.sync.push((self.next_base, self.bytes.len()));
         }
@@ -176,13 +184,6 @@ impl PackedChanges {
         self.bytes.resize(start + ROOM, 0);
         let buffer: &mut [u8; ROOM] = (&mut self.bytes[start..]).try_into().unwrap();
         // The first change, its gap from the last state pushed in LEB128.
-        let lane = differ.trailing_zeros() as usize;
-        differ &= differ - 1;
-        let state = (first_state + lane) as u64;
-        assert!(
-            state >= self.next_base,
-            "changes are pushed in ascending order"
-        );
         let mut gap = state - self.next_base;
         let mut used = 0;
         while gap >= 0x80 {

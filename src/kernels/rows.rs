@@ -12,7 +12,10 @@
 //! `max over moves of (capture - mirror[base + dst .. base + dst + len])`,
 //! computed run by run with byte-wide vector operations, with no gathers and
 //! no per-position child index streamed from memory; a row without moves
-//! takes a constant.
+//! takes a constant. Runs shorter than [`SHORT_RUN`] columns (most of them,
+//! though few of the columns) are stored column by column instead and
+//! applied one column at a time in a flat loop per move: their records are
+//! shared by every row the move acts on alike and stay in cache.
 //!
 //! The sweep also compares each row with the previous layer while it is in
 //! cache and packs the changes. Every variant runs the same code: `scalar`

@@ -22,7 +22,8 @@
 //! (source offset, capture, destination offset, length), a move becomes a
 //! handful of contiguous `max(out, q - src)` byte loops, which the compiler
 //! vectorises: no gathers and no per-board child indices to stream from
-//! memory. A turn is then: sweep every row (in parallel over row ranges),
+//! memory (the short runs, most of them, are applied column by column from
+//! records shared by every row: see `kernels::rows::SHORT_RUN`). A turn is then: sweep every row (in parallel over row ranges),
 //! compare with the previous layer for the change list, transpose into the
 //! mirror layer for the next turn, and apply the lower levels' mirror changes.
 //! Late in a level, when few values change, a turn sweeps only the rows
@@ -57,9 +58,9 @@ const SWEEP_CHUNK_STATES: usize = 1 << 15;
 /// Rows and columns of a transpose tile: 64 x 64 bytes stay in L1.
 const TILE: usize = 64;
 
-/// Tiles per parallel task of a transpose, side by side: at most 256 KiB,
+/// Tiles per parallel task of a transpose, side by side: at most 64 KiB,
 /// so that no task holds the others up at the end of a turn (a task of
-/// all the columns of 64 rows could be half a megabyte).
+/// all the columns of 64 rows reached 480 KB at 16 seeds, 3.4 MB at 20).
 const TASK_TILES: usize = 16;
 
 /// One spill pattern applied to every opponent side with `m` seeds.
@@ -540,9 +541,12 @@ fn mark_rows_to_sweep(
     sweep: &mut [u64],
 ) -> usize {
     let is_dirty = |row: u32| dirty[row as usize / 64] & (1 << (row % 64)) != 0;
+    // Pieces of 16 words (1,024 rows): a word alone is too little work to
+    // hand out, a few big pieces too uneven.
     sweep
         .par_iter_mut()
-        .with_max_len(1)
+        .with_min_len(16)
+        .with_max_len(16)
         .enumerate()
         .map(|(word, bits)| {
             *bits = 0;
@@ -758,7 +762,11 @@ impl RunSolver {
 
     /// Solves level `seeds` on top of `solved` (every level below it, with
     /// their mirror changes). Records the level's mirror changes too when
-    /// `keep_mirror` (a level above will need them).
+    /// `keep_mirror` (a level above will need them); without, the level is
+    /// taken for the last this solver solves, and the layer buffers kept
+    /// from level to level are let go (a level after it would have to make
+    /// them anew, and could not start before `derive_mirror` gave this
+    /// level's mirror changes).
     pub fn solve_level(
         &mut self,
         seeds: u32,
@@ -1171,14 +1179,16 @@ mod tests {
             if !reuse {
                 layers = Layers::default();
             }
-            layers.prepare((end - offset, offset), true, most, all);
+            // The top level's mirror changes are not kept, as in the solver.
+            let keep_mirror = seeds < max_seeds;
+            layers.prepare((end - offset, offset), keep_mirror, most, all);
             solution = solve_level(
                 &plan,
                 seeds,
                 &level_starts,
                 solution,
                 200,
-                true,
+                keep_mirror,
                 &mut picker,
                 sparsity,
                 &mut layers,
