@@ -22,20 +22,22 @@ const HUGE_PAGE: usize = 2 << 20;
 /// before any byte is touched (a zeroed allocation this large is fresh
 /// memory, faulted in on first write).
 pub fn zeroed_layer(len: usize) -> Vec<i8> {
-    let layer = vec![0i8; len];
-    if len >= HUGE_FROM {
-        advise_huge_pages(layer.as_ptr().cast(), len);
-    }
-    layer
+    zeroed(len)
 }
 
 /// `len` zero bytes, on huge pages where large, like [`zeroed_layer`].
 pub fn zeroed_bytes(len: usize) -> Vec<u8> {
-    let bytes = vec![0u8; len];
+    zeroed(len)
+}
+
+/// `len` zero bytes (`i8` or `u8`: the zeroed allocation is fresh memory).
+fn zeroed<T: Clone + Default>(len: usize) -> Vec<T> {
+    const { assert!(std::mem::size_of::<T>() == 1) };
+    let buffer = vec![T::default(); len];
     if len >= HUGE_FROM {
-        advise_huge_pages(bytes.as_ptr(), len);
+        advise_huge_pages(buffer.as_ptr().cast(), len);
     }
-    bytes
+    buffer
 }
 
 /// Advises huge pages for the `len` bytes from `first`, one allocation's.

@@ -234,13 +234,7 @@ impl<'a> Frontier<'a> {
             .par_chunks(POSITIONS_PER_TASK)
             .with_max_len(1)
             .for_each(|positions| {
-                let mut row = self.mirror_rows.row_of(positions[0] as usize);
-                for &position in positions {
-                    let position = position as usize;
-                    while self.mirror_rows.starts[row + 1] <= position {
-                        row += 1;
-                    }
-                    let column = position - self.mirror_rows.starts[row];
+                for (row, column) in self.mirror_rows.cells(positions.iter().copied()) {
                     let readers =
                         self.readers.starts[row] as usize..self.readers.starts[row + 1] as usize;
                     for &base in &self.readers.bases[readers] {

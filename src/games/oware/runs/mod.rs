@@ -23,9 +23,10 @@
 //! handful of contiguous `max(out, q - src)` byte loops, which the compiler
 //! vectorises: no gathers and no per-board child indices to stream from
 //! memory (the short runs, most of them, are applied column by column from
-//! records shared by every row: see `kernels::rows::SHORT_RUN`). A turn is then: sweep every row (in parallel over row ranges),
-//! compare with the previous layer for the change list, transpose into the
-//! mirror layer for the next turn, and apply the lower levels' mirror changes.
+//! records shared by every row: see `kernels::rows::SHORT_RUN`). A turn is
+//! then: sweep every row (in parallel over row ranges), compare with the
+//! previous layer for the change list, transpose into the mirror layer for
+//! the next turn, and apply the lower levels' mirror changes.
 //! Late in a level, when few values change, a turn sweeps only the rows
 //! reading a changed mirror row, then only the boards reading a changed
 //! mirror position (module `frontier`; the thresholds are `SPARSITY`).
@@ -700,26 +701,34 @@ struct Layers {
 }
 
 impl Layers {
-    /// Readies the buffers for a level of `states` boards from global index
-    /// `offset` (`next_mirror` only if `keep_mirror`), in solvers of at most
-    /// `most_states` boards per level and `all_states` in all: `previous`
-    /// and the mirror zeroed (layer 0).
-    fn prepare(
-        &mut self,
-        (states, offset): (usize, usize),
-        keep_mirror: bool,
-        most_states: usize,
-        all_states: usize,
-    ) {
+    /// Readies the buffers for level `level` of the levels from
+    /// `level_starts`, sizing any it makes for the largest of them:
+    /// `previous` and the mirror zeroed (layer 0); `next_mirror` only if
+    /// `keep_mirror`, else let go (the top level: no level above needs its
+    /// mirror changes).
+    fn prepare(&mut self, level_starts: &[usize], level: usize, keep_mirror: bool) {
+        let (offset, states) = (
+            level_starts[level],
+            level_starts[level + 1] - level_starts[level],
+        );
+        let most_states = || {
+            level_starts
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .max()
+                .unwrap_or(0)
+        };
         if self.values.len() < states {
-            self.values = zeroed_layer(most_states);
-            self.previous = zeroed_layer(most_states);
+            self.values = zeroed_layer(most_states());
+            self.previous = zeroed_layer(most_states());
         }
-        if keep_mirror && self.next_mirror.len() < states {
-            self.next_mirror = zeroed_layer(most_states);
+        if !keep_mirror {
+            self.next_mirror = Vec::new();
+        } else if self.next_mirror.len() < states {
+            self.next_mirror = zeroed_layer(most_states());
         }
         if self.mirror.len() < offset + states {
-            self.mirror = zeroed_layer(all_states);
+            self.mirror = zeroed_layer(*level_starts.last().unwrap_or(&0));
         }
         const PIECE: usize = 1 << 20;
         let zero = |layer: &mut [i8]| layer.par_chunks_mut(PIECE).for_each(|piece| piece.fill(0));
@@ -778,19 +787,9 @@ impl RunSolver {
         let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
         let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
         let picker = &mut self.picker;
-        if !keep_mirror {
-            // The top level: no level above needs its mirror changes.
-            self.layers.next_mirror = Vec::new();
-        }
         let layers = &mut self.layers;
         let solve = |observer: &mut dyn FnMut(&TurnReport)| {
-            let most_states = level_starts.windows(2).map(|w| w[1] - w[0]).max();
-            layers.prepare(
-                (states, level_starts[seeds as usize]),
-                keep_mirror,
-                most_states.unwrap_or(0),
-                *level_starts.last().unwrap_or(&0),
-            );
+            layers.prepare(level_starts, seeds as usize, keep_mirror);
             solve_level(
                 plan,
                 seeds,
@@ -865,13 +864,28 @@ impl MirrorRows {
         self.starts.partition_point(|&start| start <= position) - 1
     }
 
-    /// Marks in `dirty` the rows holding `positions` (ascending).
-    fn mark(&self, positions: impl Iterator<Item = usize>, dirty: &mut [u64]) {
-        let mut row = 0;
-        for position in positions {
-            while self.starts[row + 1] <= position {
-                row += 1;
+    /// The row and column of each of `positions` (ascending), walking the
+    /// rows from the first one's.
+    fn cells<'a, P>(&'a self, positions: P) -> impl Iterator<Item = (usize, usize)> + 'a
+    where
+        P: IntoIterator<Item = u32>,
+        P::IntoIter: 'a,
+    {
+        let mut row = None;
+        positions.into_iter().map(move |position| {
+            let position = position as usize;
+            let mut at = *row.get_or_insert_with(|| self.row_of(position));
+            while self.starts[at + 1] <= position {
+                at += 1;
             }
+            row = Some(at);
+            (at, position - self.starts[at])
+        })
+    }
+
+    /// Marks in `dirty` the rows holding `positions` (ascending).
+    fn mark(&self, positions: impl IntoIterator<Item = u32>, dirty: &mut [u64]) {
+        for (row, _) in self.cells(positions) {
             dirty[row / 64] |= 1 << (row % 64);
         }
     }
@@ -1056,9 +1070,8 @@ fn solve_level(
             TurnMode::ChangedBoards(lower.chain(here).collect())
         } else {
             dirty_mirror.fill(0);
-            mirror_rows.mark(lower.map(|state| state as usize), &mut dirty_mirror);
-            let here = moved.iter().map(|&(at, _)| at as usize);
-            mirror_rows.mark(here, &mut dirty_mirror);
+            let here = moved.iter().map(|&(at, _)| at);
+            mirror_rows.mark(lower.chain(here), &mut dirty_mirror);
             TurnMode::ChangedRows
         };
         observer(&TurnReport {
@@ -1169,19 +1182,13 @@ mod tests {
         let mut solution = Solution::empty();
         let mut frontier_turns = 0;
         let mut layers = Layers::default();
-        let all = *level_starts.last().unwrap();
-        let most = level_starts.windows(2).map(|w| w[1] - w[0]).max().unwrap();
         for seeds in 0..=max_seeds {
-            let (offset, end) = (
-                level_starts[seeds as usize],
-                level_starts[seeds as usize + 1],
-            );
             if !reuse {
                 layers = Layers::default();
             }
             // The top level's mirror changes are not kept, as in the solver.
             let keep_mirror = seeds < max_seeds;
-            layers.prepare((end - offset, offset), keep_mirror, most, all);
+            layers.prepare(&level_starts, seeds as usize, keep_mirror);
             solution = solve_level(
                 &plan,
                 seeds,
