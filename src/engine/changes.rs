@@ -482,10 +482,23 @@ impl ChangeCursor<'_> {
     /// taken yet, in order.
     #[inline]
     pub fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, i8)) {
-        while let Some((state, value)) = self.next.filter(|&(s, _)| (s as usize) < end) {
-            f(state, value);
-            self.next = self.decoder.next();
+        let Some(mut next) = self.next.filter(|&(s, _)| (s as usize) < end) else {
+            return;
+        };
+        // The decoder's state in locals, not behind `self`: `f` stores bytes,
+        // which could alias it, and would make every step reload it.
+        let mut decoder = self.decoder.clone();
+        loop {
+            f(next.0, next.1);
+            match decoder.next() {
+                Some(change) if (change.0 as usize) < end => next = change,
+                after => {
+                    self.next = after;
+                    break;
+                }
+            }
         }
+        self.decoder = decoder;
     }
 
     /// Prefetches the next `lines` cache lines of the changes not taken yet.
@@ -497,6 +510,7 @@ impl ChangeCursor<'_> {
     }
 }
 
+#[derive(Clone)]
 struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,

@@ -243,35 +243,67 @@ where
     table
 }
 
-/// Bytes of each board's slot in [`encode_records`]: a board's codes go
-/// there while they fit (most boards change a handful of times).
-const SLOT: usize = 32;
+/// A board's state while its records are built by [`encode_records`]: its
+/// last change so far and the first of its codes, while they fit (most
+/// boards change a handful of times). Half a cache line, so a change
+/// touches one line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Slot {
+    /// Turn and value of the board's last change so far.
+    turn: u16,
+    value: i8,
+    /// Bytes of `codes` used.
+    used: u8,
+    codes: [u8; SLOT_CODES],
+}
+
+/// Bytes of codes a [`Slot`] holds.
+const SLOT_CODES: usize = 28;
 
 /// The records of the boards of `range` (starting at a block boundary) and
 /// each block's offset within them.
 ///
 /// A stretch of boards at a time: their changes are read turn by turn and
 /// each coded against its board's change before, straight into the board's
-/// slot of [`SLOT`] bytes while it has room for a whole code; a board's
-/// codes past that go to a list in turn order. Then the records are laid
-/// out: each board's length, its slot's bytes, and the codes from the list,
-/// in the same order, so each board's codes land in turn order.
+/// [`Slot`] while it has room for a whole code; a board's codes past that
+/// go to a list in turn order. Then the records are laid out: each board's
+/// length, its slot's bytes, and the codes from the list, in the same
+/// order, so each board's codes land in turn order.
 fn encode_records(
     codec: Codec,
     range: Range<usize>,
+    changes: impl TurnOrder,
+) -> (Vec<u32>, Vec<u8>) {
+    // The codec as a constant, so that the per-change path has no branch on it.
+    match codec {
+        Codec::V1 => encode_records_in::<true>(range, changes),
+        Codec::V2 => encode_records_in::<false>(range, changes),
+    }
+}
+
+/// [`encode_records`] in [`Codec::V1`] if `V1`, else [`Codec::V2`].
+#[inline(never)]
+fn encode_records_in<const V1: bool>(
+    range: Range<usize>,
     mut changes: impl TurnOrder,
 ) -> (Vec<u32>, Vec<u8>) {
+    let codec = if V1 { Codec::V1 } else { Codec::V2 };
     // V1 counts changes from turn 1 and stores the value there up front.
-    let first_turn = u16::from(codec == Codec::V1);
+    let first_turn = u16::from(V1);
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     let mut records = Vec::new();
-    // Per board of the stretch (small, to stay in L1 and L2): its last
-    // change so far, V1's value at turn 1, its slot and the bytes used there,
-    // the bytes of its codes past the slot, where the next of those goes.
-    let mut last = vec![(0u16, 0i8); STRETCH];
-    let mut first_values = vec![0i8; STRETCH];
-    let mut slots = vec![0u8; STRETCH * SLOT];
-    let mut used = vec![0u8; STRETCH];
+    // Per board of the stretch (small, to stay in L1 and L2): its slot,
+    // V1's value at turn 1, the bytes of its codes past the slot, where the
+    // next of those goes.
+    let empty = Slot {
+        turn: first_turn,
+        value: 0,
+        used: 0,
+        codes: [0; SLOT_CODES],
+    };
+    let mut slots: Box<[Slot; STRETCH]> = vec![empty; STRETCH].try_into().expect("STRETCH slots");
+    let mut first_values = vec![0i8; if V1 { STRETCH } else { 0 }];
     let mut spilled = vec![0u32; STRETCH];
     let mut cursors = vec![0u32; STRETCH];
     // Codes past a slot: the board within the stretch, the code's length, its bytes.
@@ -279,29 +311,33 @@ fn encode_records(
     for start in range.clone().step_by(STRETCH) {
         let end = (start + STRETCH).min(range.end);
         let boards = end - start;
-        last[..boards].fill((first_turn, 0));
-        first_values[..boards].fill(0);
-        used[..boards].fill(0);
-        spilled[..boards].fill(0);
+        let spilled = &mut spilled[..boards];
+        for slot in &mut slots[..boards] {
+            (slot.turn, slot.value, slot.used) = (first_turn, 0, 0);
+        }
+        first_values.fill(0);
+        spilled.fill(0);
         spills.clear();
         changes.take_below(end, |turn, board, value| {
             let i = board - start;
-            let (last_turn, last_value) = last[i];
+            // `i` is below STRETCH: no bounds check.
+            let slot = &mut slots[i % STRETCH];
             let turn = u16::try_from(turn).expect("compact books cover at most 255 turns");
-            last[i] = (turn, value);
-            if turn == first_turn {
+            let (last_turn, last_value) = (slot.turn, slot.value);
+            (slot.turn, slot.value) = (turn, value);
+            if V1 && turn == first_turn {
                 // V1's value with 1 turn left: the body's first byte.
                 first_values[i] = value;
                 return;
             }
             let dv = i16::from(value) - i16::from(last_value);
             let (code, len) = codec.code(u32::from(turn - last_turn), dv);
-            let at = usize::from(used[i]);
-            if at <= SLOT - 4 {
+            let at = usize::from(slot.used);
+            if at <= SLOT_CODES - 4 {
                 // All four bytes within the slot; those past the code are
                 // overwritten by the next one or never read.
-                slots[i * SLOT + at..][..4].copy_from_slice(&code.to_le_bytes());
-                used[i] += len as u8;
+                slot.codes[at..][..4].copy_from_slice(&code.to_le_bytes());
+                slot.used += len as u8;
             } else {
                 spills.push(u64::from(code) | (len as u64) << 24 | (i as u64) << 32);
                 spilled[i] += len as u32;
@@ -309,7 +345,8 @@ fn encode_records(
         });
         // Lay the records out: length, V1's first value, the slot's codes,
         // room for the spilled ones.
-        let size = |i: usize| usize::from(first_turn) + usize::from(used[i]) + spilled[i] as usize;
+        let size =
+            |i: usize| usize::from(first_turn) + usize::from(slots[i].used) + spilled[i] as usize;
         let mut stretch_end = records.len();
         for (board, i) in (start..end).zip(0..) {
             if board % BLOCK == 0 {
@@ -319,19 +356,22 @@ fn encode_records(
         }
         u32::try_from(stretch_end).expect("a chunk's records exceed 4 GiB");
         let mut at = records.len();
-        records.resize(stretch_end, 0);
+        // Room for a whole slot's codes past the last record: each slot is
+        // copied whole, its bytes past its codes overwritten by the records
+        // and spilled codes after it, or cut off below.
+        records.resize(stretch_end + SLOT_CODES, 0);
         for i in 0..boards {
-            let in_slot = usize::from(used[i]);
             at += write_leb128(&mut records[at..], size(i));
-            if first_turn == 1 {
+            if V1 {
                 records[at] = first_values[i] as u8;
                 at += 1;
             }
-            records[at..at + in_slot].copy_from_slice(&slots[i * SLOT..][..in_slot]);
-            at += in_slot;
+            records[at..at + SLOT_CODES].copy_from_slice(&slots[i].codes);
+            at += usize::from(slots[i].used);
             cursors[i] = at as u32;
             at += spilled[i] as usize;
         }
+        records.truncate(stretch_end);
         for &code in &spills {
             let i = (code >> 32) as usize;
             let len = (code >> 24 & 3) as usize;
