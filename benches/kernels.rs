@@ -9,12 +9,17 @@
 //!   throughput in state updates.
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
+//! - `packing/<variant>`: the change list from layer 20 to layer 21 of all
+//!   2,704,156 boards, packed 2,048 boards at a time as the sweeps pack
+//!   theirs, on one thread; `portable` and, where the CPU has it, `avx512`;
+//!   throughput in boards.
 //!
-//! Every bench checks its output against the scalar variant's, so a broken
-//! variant cannot look fast.
+//! Every variant's output is checked against the scalar (or portable) one's
+//! before it is timed, so a broken variant cannot look fast, whichever
+//! benches a filter picks.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use endbook::engine::{MoveCache, LANES};
+use endbook::engine::{MoveCache, PackedChanges, LANES};
 use endbook::games::oware::generate::build_cache;
 use endbook::games::oware::movegen::GeneratedMove;
 use endbook::games::oware::runs::{LevelRows, RunSolver};
@@ -53,6 +58,7 @@ fn kernels(c: &mut Criterion) {
     let mut expected = vec![0i8; len];
     sweep_serial(Kernel::scalar(), &cache, &prev, &mut expected);
     rows(c, &index, &prev, &expected);
+    packing(c, &prev[..len], &expected);
 
     let mut group = c.benchmark_group("sweep");
     group.throughput(Throughput::Elements(len as u64));
@@ -64,10 +70,11 @@ fn kernels(c: &mut Criterion) {
     for kernel in Kernel::available() {
         for (mode, sweep) in modes {
             let mut out = vec![0i8; len];
+            sweep(kernel, &cache, &prev, &mut out);
+            assert!(out == expected, "{kernel} ({mode}) computed a wrong layer");
             group.bench_function(BenchmarkId::new(kernel.name(), mode), |b| {
                 b.iter(|| sweep(kernel, black_box(&cache), black_box(&prev), &mut out))
             });
-            assert!(out == expected, "{kernel} ({mode}) computed a wrong layer");
         }
     }
     group.finish();
@@ -121,21 +128,59 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
         .measurement_time(Duration::from_secs(3));
     for kernel in Kernel::available() {
         let mut out = vec![0i8; level.len()];
-        group.bench_function(BenchmarkId::new(kernel.name(), "1-thread"), |b| {
-            b.iter(|| black_box(serial(kernel, &mut out)))
-        });
+        serial(kernel, &mut out);
         assert!(
             out == expected[level.clone()],
             "{kernel} rows: a wrong layer"
         );
-        let mut out = vec![0i8; level.len()];
-        group.bench_function(BenchmarkId::new(kernel.name(), "all-threads"), |b| {
-            b.iter(|| black_box(parallel(kernel, &mut out)))
+        group.bench_function(BenchmarkId::new(kernel.name(), "1-thread"), |b| {
+            b.iter(|| black_box(serial(kernel, &mut out)))
         });
+        let mut out = vec![0i8; level.len()];
+        parallel(kernel, &mut out);
         assert!(
             out == expected[level.clone()],
             "{kernel} rows (all threads): a wrong layer"
         );
+        group.bench_function(BenchmarkId::new(kernel.name(), "all-threads"), |b| {
+            b.iter(|| black_box(parallel(kernel, &mut out)))
+        });
+    }
+    group.finish();
+}
+
+/// The changes from `old` to `new` packed by each packing variant.
+fn packing(c: &mut Criterion, old: &[i8], new: &[i8]) {
+    const SPAN: usize = 2048;
+    let pack = |portable: bool| {
+        let mut changes = PackedChanges::default();
+        for (i, (old, new)) in old.chunks(SPAN).zip(new.chunks(SPAN)).enumerate() {
+            match portable {
+                true => changes.push_differences_portable(i * SPAN, old, new),
+                false => changes.push_differences(i * SPAN, old, new),
+            }
+        }
+        changes
+    };
+    let expected = pack(true);
+    assert!(!expected.is_empty() && expected.iter().all(|(s, v)| new[s as usize] == v));
+    let mut group = c.benchmark_group("packing");
+    group.throughput(Throughput::Elements(old.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    let mut variants = vec![("portable", true)];
+    if endbook::kernels::change_packing() != "portable" {
+        variants.push((endbook::kernels::change_packing(), false));
+    } else {
+        eprintln!("packing: no AVX-512 VBMI2 on this CPU, portable only");
+    }
+    for (name, portable) in variants {
+        assert!(
+            pack(portable) == expected,
+            "{name} packed different changes"
+        );
+        group.bench_function(name, |b| b.iter(|| pack(black_box(portable))));
     }
     group.finish();
 }
@@ -168,9 +213,12 @@ fn movegens(c: &mut Criterion) {
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
     for movegen in MoveGen::available() {
-        let mut result = (0, 0);
-        group.bench_function(movegen.kind().name(), |b| b.iter(|| result = run(movegen)));
-        assert_eq!(result, expected, "{movegen} generated different moves");
+        assert_eq!(
+            run(movegen),
+            expected,
+            "{movegen} generated different moves"
+        );
+        group.bench_function(movegen.kind().name(), |b| b.iter(|| run(movegen)));
     }
     group.finish();
 }

@@ -2,8 +2,8 @@
 """Timing tables for endbook: criterion benches plus end-to-end `generate` runs.
 
 Runs, in one go on this machine:
-  1. `cargo bench --bench kernels --bench probe` (kernel sweeps, movegens and
-     book lookups on the 12-seed data);
+  1. `cargo bench --bench kernels --bench probe` (kernel sweeps, change
+     packing, movegens and book lookups on the 12-seed data);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
      sweeps (the default) and on dense sweeps, on 1 thread and on all
      threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
@@ -71,7 +71,7 @@ def run_benches():
     subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
     rows = []
-    for group in ["sweep", "rows", "movegen", "probe"]:
+    for group in ["sweep", "rows", "packing", "movegen", "probe"]:
         for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
             bench_dir = estimates.parent
             name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
@@ -199,6 +199,8 @@ def main():
             threads = (1 if parts[1] == "1-thread" else threads_all) if sweeps else 1
             if b["group"] == "probe":
                 kernel = f"book encoding {parts[0]}"
+            if b["group"] == "packing":
+                kernel = f"packing {parts[0]}"
             rate = b["elements"] / b["median"] if b["elements"] else ""
             sweep = "runs" if b["group"] == "rows" else "dense"
             writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, 12,

@@ -569,6 +569,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             trials.join(", ")
         );
     }
+    println!(
+        "change lists packed by {} (runtime detection)",
+        endbook::kernels::change_packing()
+    );
     println!("wrote {} ({})", out.display(), human_bytes(file_len));
     Ok(())
 }

@@ -52,7 +52,7 @@ impl LayerChanges {
 }
 
 /// Boards compared at once by [`PackedChanges::push_differences`].
-const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 64;
 
 /// A bit per byte of the block where `old` and `new` differ: 16 bytes
 /// compared at once (SSE2 on x86-64, whatever `wide` has elsewhere).
@@ -68,6 +68,24 @@ fn differing_bytes(old: &[i8; BLOCK], new: &[i8; BLOCK]) -> u64 {
         same |= u64::from(equal) << (quarter * 16);
     }
     !same
+}
+
+/// Packs the boards of a block whose bits are set in `differ` as (gap,
+/// value) pairs at the start of `out`, the gap from the board before (for
+/// the first, from the block's start), the value from `new`; the bytes
+/// after them are left as they are or overwritten.
+#[inline(always)]
+pub(crate) fn block_pairs(mut differ: u64, new: &[i8; BLOCK], out: &mut [u8; 2 * BLOCK]) {
+    let mut next = 0;
+    let mut at = 0;
+    while differ != 0 {
+        let lane = differ.trailing_zeros() as usize;
+        differ &= differ - 1;
+        out[at] = (lane - next) as u8;
+        out[at + 1] = new[lane] as u8;
+        at += 2;
+        next = lane + 1;
+    }
 }
 
 /// Changes between sync points of a [`PackedChanges`].
@@ -128,17 +146,47 @@ impl PackedChanges {
     }
 
     /// Appends a change for every board where `new` differs from `old`
-    /// (the values of boards `first_state..`), ascending. Compares eight
-    /// boards at a time: most of a layer repeats the previous one.
+    /// (the values of boards `first_state..`), ascending. Compares 64
+    /// boards at a time: most of a layer repeats the previous one. With
+    /// AVX-512 VBMI2 (runtime detection), a block's changes are packed by
+    /// compressing its bytes, with no loop over them.
     pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::has_byte_compress() {
+            // SAFETY: the CPU has the features the kernel needs (just detected).
+            unsafe { crate::kernels::pack_avx512(self, first_state, old, new) };
+            return;
+        }
+        self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
+    }
+
+    /// [`PackedChanges::push_differences`] without AVX-512, whatever the
+    /// CPU: the oracle its AVX-512 path is tested against.
+    pub fn push_differences_portable(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
+        self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
+    }
+
+    /// The loop of [`PackedChanges::push_differences`], given how to find
+    /// a block's differing bytes and how to pack them ([`block_pairs`] or
+    /// an equivalent): inlined into each kernel, compiled for its
+    /// instruction set.
+    #[inline(always)]
+    pub(crate) fn push_blocks(
+        &mut self,
+        first_state: usize,
+        old: &[i8],
+        new: &[i8],
+        differ: impl Fn(&[i8; BLOCK], &[i8; BLOCK]) -> u64,
+        pairs: impl Fn(u64, &[i8; BLOCK], &mut [u8; 2 * BLOCK]),
+    ) {
         assert_eq!(old.len(), new.len());
         let whole = old.len() / BLOCK * BLOCK;
         for start in (0..whole).step_by(BLOCK) {
             let old: &[i8; BLOCK] = old[start..start + BLOCK].try_into().unwrap();
             let new: &[i8; BLOCK] = new[start..start + BLOCK].try_into().unwrap();
-            let differ = differing_bytes(old, new);
+            let differ = differ(old, new);
             if differ != 0 {
-                self.push_block(first_state + start, differ, new);
+                self.push_block(first_state + start, differ, new, &pairs);
             }
         }
         // The rest, padded with equal bytes.
@@ -146,19 +194,26 @@ impl PackedChanges {
             let (mut old_tail, mut new_tail) = ([0i8; BLOCK], [0i8; BLOCK]);
             old_tail[..old.len() - whole].copy_from_slice(&old[whole..]);
             new_tail[..old.len() - whole].copy_from_slice(&new[whole..]);
-            let differ = differing_bytes(&old_tail, &new_tail);
+            let differ = differ(&old_tail, &new_tail);
             if differ != 0 {
-                self.push_block(first_state + whole, differ, &new_tail);
+                self.push_block(first_state + whole, differ, &new_tail, &pairs);
             }
         }
     }
 
     /// Packs the boards of a block from `first_state` whose bits are set in
-    /// `differ`, with their values in `new`: encoded on the stack, appended
-    /// at once.
-    #[inline]
-    fn push_block(&mut self, first_state: usize, mut differ: u64, new: &[i8; BLOCK]) {
-        // A first gap of up to five bytes, then gaps under 64: one byte each.
+    /// `differ`, with their values in `new`, straight into the list: the
+    /// first gap in LEB128, then the block's (gap, value) pairs by `pairs`.
+    #[inline(always)]
+    fn push_block(
+        &mut self,
+        first_state: usize,
+        differ: u64,
+        new: &[i8; BLOCK],
+        pairs: impl Fn(u64, &[i8; BLOCK], &mut [u8; 2 * BLOCK]),
+    ) {
+        // The first gap's bytes before its last (at most four), then
+        // `pairs`' bytes.
         const ROOM: usize = 2 * BLOCK + 8;
         let count = differ.count_ones() as usize;
         let highest = first_state + 63 - differ.leading_zeros() as usize;
@@ -166,9 +221,7 @@ impl PackedChanges {
             highest <= u32::MAX as usize,
             "states are numbered in 32 bits"
         );
-        let lane = differ.trailing_zeros() as usize;
-        differ &= differ - 1;
-        let state = (first_state + lane) as u64;
+        let state = (first_state + differ.trailing_zeros() as usize) as u64;
         assert!(
             state >= self.next_base,
             "changes are pushed in ascending order"
@@ -183,7 +236,8 @@ impl PackedChanges {
         let start = self.bytes.len();
         self.bytes.resize(start + ROOM, 0);
         let buffer: &mut [u8; ROOM] = (&mut self.bytes[start..]).try_into().unwrap();
-        // The first change, its gap from the last state pushed in LEB128.
+        // The first change's gap from the last state pushed, in LEB128: all
+        // but its last byte here, the last over the first pair's gap.
         let mut gap = state - self.next_base;
         let mut used = 0;
         while gap >= 0x80 {
@@ -191,20 +245,13 @@ impl PackedChanges {
             used += 1;
             gap >>= 7;
         }
+        pairs(
+            differ,
+            new,
+            (&mut buffer[used..used + 2 * BLOCK]).try_into().unwrap(),
+        );
         buffer[used] = gap as u8;
-        buffer[used + 1] = new[lane] as u8;
-        used += 2;
-        // The others, gaps within the block.
-        let mut last = lane;
-        while differ != 0 {
-            let lane = differ.trailing_zeros() as usize;
-            differ &= differ - 1;
-            let pair = &mut buffer[used..used + 2];
-            pair[0] = (lane - last - 1) as u8;
-            pair[1] = new[lane] as u8;
-            used += 2;
-            last = lane;
-        }
+        used += 2 * count;
         self.bytes.truncate(start + used);
         self.len += count;
         self.next_base = highest as u64 + 1;
@@ -723,6 +770,61 @@ mod tests {
                 .iter()
                 .copied()
                 .filter(|&(s, _)| (start..end).contains(&(s as usize)))));
+        }
+    }
+
+    #[test]
+    fn vector_packing_matches_the_portable_one_byte_for_byte() {
+        #[cfg(target_arch = "x86_64")]
+        let vector = crate::kernels::has_byte_compress();
+        #[cfg(not(target_arch = "x86_64"))]
+        let vector = false;
+        if vector {
+            eprintln!("push_differences: AVX-512 packing checked against the portable one");
+        } else {
+            eprintln!(
+                "push_differences: AVX-512 packing skipped (this CPU lacks it); portable only"
+            );
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Densities from none to every board, lengths off the block size,
+        // gaps between calls of one to five LEB128 bytes, enough changes
+        // for many sync points.
+        for percent in [0, 1, 10, 50, 100] {
+            let (mut auto, mut portable) = (PackedChanges::default(), PackedChanges::default());
+            let mut expected = Vec::new();
+            let mut first = 0usize;
+            for call in 0..400 {
+                let len = [1, 63, 64, 65, 127, 2048, 3001][call % 7];
+                let old: Vec<i8> = (0..len).map(|_| random() as i8).collect();
+                let new: Vec<i8> = old
+                    .iter()
+                    .map(|&v| match random() % 100 < percent {
+                        true => v ^ (1 + (random() % 255) as i8).max(1),
+                        false => v,
+                    })
+                    .collect();
+                auto.push_differences(first, &old, &new);
+                portable.push_differences_portable(first, &old, &new);
+                for i in (0..len).filter(|&i| old[i] != new[i]) {
+                    expected.push(((first + i) as u32, new[i]));
+                }
+                first += len + [0, 1, 200, 40_000, 3_000_000][call % 5];
+            }
+            assert_eq!(auto.bytes, portable.bytes, "{percent}%");
+            assert_eq!(auto.sync, portable.sync, "{percent}%");
+            assert_eq!(
+                (auto.len, auto.next_base),
+                (portable.len, portable.next_base)
+            );
+            assert_eq!(portable.iter().collect::<Vec<_>>(), expected, "{percent}%");
+            assert_eq!(portable.len(), expected.len());
         }
     }
 }

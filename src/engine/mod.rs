@@ -33,6 +33,7 @@ mod reverse;
 mod solve;
 
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
+pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use layer::{zeroed_bytes, zeroed_layer};
 pub use reverse::ReverseEdges;

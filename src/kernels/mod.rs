@@ -7,6 +7,11 @@
 //! | [`KernelKind::Portable`] | `wide` vectors for the arithmetic, scalar loads for the gathers; instructions fixed at build time | always available |
 //! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states | when the CPU has AVX2 (runtime detection) |
 //!
+//! Packing a layer's changes ([`PackedChanges::push_differences`], in every
+//! sweep) has an AVX-512 path of its own (`vpcompressb`, VBMI2), taken
+//! whenever runtime detection finds it: it packs exactly the bytes of the
+//! portable path ([`change_packing`] says which runs).
+//!
 //! A [`Kernel`] can only be made for a kind the running CPU supports, so
 //! holding one is the proof the unsafe AVX2 path needs. It is a small `Copy`
 //! value handed to every rayon worker. Which kernel is fastest depends on the
@@ -183,6 +188,52 @@ impl fmt::Display for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whether the running CPU can pack change lists with AVX-512 byte
+/// compression (F, BW, VBMI, VBMI2, and the bit counts POPCNT, LZCNT,
+/// BMI1 that every such CPU has); detected once.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn has_byte_compress() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("avx512vbmi2")
+            && std::is_x86_feature_detected!("popcnt")
+            && std::is_x86_feature_detected!("lzcnt")
+            && std::is_x86_feature_detected!("bmi1")
+    })
+}
+
+/// How [`PackedChanges::push_differences`] packs changes on this CPU, for
+/// reports: `"avx512"` (byte compression) or `"portable"`.
+pub fn change_packing() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if has_byte_compress() {
+        return "avx512";
+    }
+    "portable"
+}
+
+/// [`PackedChanges::push_differences`] by AVX-512 byte compression.
+///
+/// # Safety
+///
+/// [`has_byte_compress`] must be true.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) unsafe fn pack_avx512(
+    changes: &mut PackedChanges,
+    first_state: usize,
+    old: &[i8],
+    new: &[i8],
+) {
+    // SAFETY: passed on to the caller.
+    unsafe { x86_64::avx512::push_differences(changes, first_state, old, new) }
 }
 
 /// Asks the CPU to bring the cache line holding `bytes[at]` in (nothing if

@@ -2,3 +2,4 @@
 //! runtime detection.
 
 pub(super) mod avx2;
+pub(super) mod avx512;
