@@ -806,7 +806,7 @@ mod tests {
                 let new: Vec<i8> = old
                     .iter()
                     .map(|&v| match random() % 100 < percent {
-                        true => v ^ (1 + (random() % 255) as i8).max(1),
+                        true => v ^ ((random() % 255) as u8 + 1) as i8,
                         false => v,
                     })
                     .collect();
