@@ -714,7 +714,7 @@ impl Appender {
         }
         if open.written - open.flushing >= WRITEBACK_STEP {
             let first = open.offset + open.table_len + open.flushing;
-            start_writeback(&self.file, first, open.written - open.flushing);
+            start_writeback(file, first, open.written - open.flushing);
             open.flushing = open.written;
         }
         Ok(())

@@ -151,13 +151,9 @@ impl PackedChanges {
     /// AVX-512 VBMI2 (runtime detection), a block's changes are packed by
     /// compressing its bytes, with no loop over them.
     pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::kernels::has_byte_compress() {
-            // SAFETY: the CPU has the features the kernel needs (just detected).
-            unsafe { crate::kernels::pack_avx512(self, first_state, old, new) };
-            return;
+        if !crate::kernels::pack_avx512(self, first_state, old, new) {
+            self.push_differences_portable(first_state, old, new);
         }
-        self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
     }
 
     /// [`PackedChanges::push_differences`] without AVX-512, whatever the

@@ -219,21 +219,24 @@ pub fn change_packing() -> &'static str {
     "portable"
 }
 
-/// [`PackedChanges::push_differences`] by AVX-512 byte compression.
-///
-/// # Safety
-///
-/// [`has_byte_compress`] must be true.
-#[cfg(target_arch = "x86_64")]
+/// [`PackedChanges::push_differences`] by AVX-512 byte compression, if the
+/// running CPU has it ([`has_byte_compress`]); returns whether it did.
 #[inline]
-pub(crate) unsafe fn pack_avx512(
+pub(crate) fn pack_avx512(
     changes: &mut PackedChanges,
     first_state: usize,
     old: &[i8],
     new: &[i8],
-) {
-    // SAFETY: passed on to the caller.
-    unsafe { x86_64::avx512::push_differences(changes, first_state, old, new) }
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if has_byte_compress() {
+        // SAFETY: the CPU has the features the kernel needs (just detected).
+        unsafe { x86_64::avx512::push_differences(changes, first_state, old, new) };
+        return true;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (changes, first_state, old, new);
+    false
 }
 
 /// Asks the CPU to bring the cache line holding `bytes[at]` in (nothing if

@@ -283,7 +283,6 @@ fn encode_records(
 }
 
 /// [`encode_records`] in [`Codec::V1`] if `V1`, else [`Codec::V2`].
-#[inline(never)]
 fn encode_records_in<const V1: bool>(
     range: Range<usize>,
     mut changes: impl TurnOrder,
