@@ -108,6 +108,20 @@ pub struct PackedChanges {
 }
 
 impl PackedChanges {
+    /// An empty list with room for a change of each of `states` boards
+    /// packed by [`PackedChanges::push_differences`] without growing: a
+    /// sweep's list grown by doubling spent its time in `realloc` (copies,
+    /// and the allocator's locks when threads contend for them).
+    pub fn with_room_for(states: usize) -> PackedChanges {
+        PackedChanges {
+            // Two bytes a change, a first gap of up to five, and the spare
+            // room `push_block` makes for a block before cutting it.
+            bytes: Vec::with_capacity(2 * states + 2 * BLOCK + 16),
+            sync: Vec::with_capacity(states / SYNC_EVERY + 2),
+            ..PackedChanges::default()
+        }
+    }
+
     /// Appends a change; `state` must exceed every state pushed before.
     #[inline]
     pub fn push(&mut self, state: u32, value: i8) {

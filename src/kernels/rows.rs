@@ -224,7 +224,7 @@ pub(super) fn sweep<A: ApplyRun>(
         only,
     } = *sweep;
     let first = program.row_starts[rows.start] as usize;
-    let mut changes = PackedChanges::default();
+    let mut changes = PackedChanges::with_room_for(out.len());
     // Rows swept but not yet compared with `previous`: adjacent ones are
     // compared together, up to DIFF_SPAN boards, while still in cache.
     let mut pending = 0..0;

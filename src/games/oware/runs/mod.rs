@@ -639,7 +639,7 @@ fn update(layer: &mut [i8], new: &[i8], offset: usize) -> PackedChanges {
         .with_max_len(1)
         .enumerate()
         .map(|(i, (old, new))| {
-            let mut changes = PackedChanges::default();
+            let mut changes = PackedChanges::with_room_for(old.len());
             changes.push_differences(offset + i * CHUNK, old, new);
             old.copy_from_slice(new);
             changes
