@@ -7,6 +7,10 @@
 //! - `rows/<kernel>`: one run sweep of the 12-seed level (1,352,078 boards)
 //!   from the mirror image of layer 20, as the default generator sweeps it;
 //!   throughput in state updates.
+//! - `rows16/<kernel>`: one run sweep of the 16-seed level (13,037,895
+//!   boards, 30.4 MB of mirror layer: past the L2 cache, where the 12-seed
+//!   one fits) from synthetic values, compared with its own result (no
+//!   changes to pack: the sweep alone); throughput in state updates.
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
 //! - `packing/<variant>`: the change list from layer 20 to layer 21 of all
@@ -58,6 +62,7 @@ fn kernels(c: &mut Criterion) {
     let mut expected = vec![0i8; len];
     sweep_serial(Kernel::scalar(), &cache, &prev, &mut expected);
     rows(c, &index, &prev, &expected);
+    rows_beyond_cache(c);
     packing(c, &prev[..len], &expected);
 
     let mut group = c.benchmark_group("sweep");
@@ -145,6 +150,81 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
         group.bench_function(BenchmarkId::new(kernel.name(), "all-threads"), |b| {
             b.iter(|| black_box(parallel(kernel, &mut out)))
         });
+    }
+    group.finish();
+}
+
+/// The run sweep of the 16-seed level from a synthetic mirror layer of
+/// every level up to it, each kernel checked against the scalar one.
+fn rows_beyond_cache(c: &mut Criterion) {
+    const LARGE: u32 = 16;
+    let solver = RunSolver::new(LARGE, 200, KernelChoice::Fixed(Kernel::scalar()));
+    let program = solver.compile_level(LARGE);
+    let index = BoardIndex::new(LARGE);
+    let starts = index.level_starts();
+    let level = starts[LARGE as usize]..starts[LARGE as usize + 1];
+    // Values in the range the book's take, from a xorshift generator.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mirror: Vec<i8> = (0..level.end)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 41) as i8 - 20
+        })
+        .collect();
+    let sweep = RowSweep {
+        lists: solver.run_lists(),
+        program: &program,
+        mirror: &mirror,
+        first_state: level.start,
+        only: None,
+    };
+    let ranges = program.row_ranges(1 << 15);
+    let run = |kernel: Kernel, threads: bool, previous: &[i8], out: &mut [i8]| {
+        if !threads {
+            return vec![kernel.sweep_rows(&sweep, 0..program.rows(), previous, out)];
+        }
+        let mut parts = Vec::new();
+        let mut rest = out;
+        for range in &ranges {
+            let start = program.row_starts[range.start] as usize;
+            let len = program.row_starts[range.end] as usize - start;
+            let (part, tail) = rest.split_at_mut(len);
+            parts.push((range.clone(), start, part));
+            rest = tail;
+        }
+        parts
+            .into_par_iter()
+            .map(|(range, start, out)| {
+                kernel.sweep_rows(&sweep, range, &previous[start..start + out.len()], out)
+            })
+            .collect()
+    };
+    let mut expected = vec![0i8; level.len()];
+    run(
+        Kernel::scalar(),
+        false,
+        &vec![0; level.len()],
+        &mut expected,
+    );
+    let mut group = c.benchmark_group("rows16");
+    group.throughput(Throughput::Elements(level.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    for kernel in Kernel::available() {
+        for (mode, threads) in [("1-thread", false), ("all-threads", true)] {
+            let mut out = vec![0i8; level.len()];
+            let changes = run(kernel, threads, &expected, &mut out);
+            assert!(
+                out == expected && changes.iter().all(|c| c.is_empty()),
+                "{kernel} rows16 ({mode}): a wrong layer"
+            );
+            group.bench_function(BenchmarkId::new(kernel.name(), mode), |b| {
+                b.iter(|| black_box(run(kernel, threads, &expected, &mut out)))
+            });
+        }
     }
     group.finish();
 }

@@ -3,7 +3,8 @@
 
 Runs, in one go on this machine:
   1. `cargo bench --bench kernels --bench probe` (kernel sweeps, change
-     packing, movegens and book lookups on the 12-seed data);
+     packing, movegens and book lookups on the 12-seed data, and the row
+     sweeps of the 16-seed level);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
      sweeps (the default) and on dense sweeps, on 1 thread and on all
      threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
@@ -71,7 +72,7 @@ def run_benches():
     subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
     rows = []
-    for group in ["sweep", "rows", "packing", "movegen", "probe"]:
+    for group in ["sweep", "rows", "rows16", "packing", "movegen", "probe"]:
         for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
             bench_dir = estimates.parent
             name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
@@ -193,7 +194,7 @@ def main():
                              f"{r['peak_rss_mb']:.1f}", ""])
         for b in bench_rows:
             parts = b["name"].split("/")
-            sweeps = b["group"] in ("sweep", "rows")
+            sweeps = b["group"] in ("sweep", "rows", "rows16")
             kernel = parts[0] if sweeps else "-"
             movegen = parts[0] if b["group"] == "movegen" else "-"
             threads = (1 if parts[1] == "1-thread" else threads_all) if sweeps else 1
@@ -202,8 +203,9 @@ def main():
             if b["group"] == "packing":
                 kernel = f"packing {parts[0]}"
             rate = b["elements"] / b["median"] if b["elements"] else ""
-            sweep = "runs" if b["group"] == "rows" else "dense"
-            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, 12,
+            sweep = "runs" if b["group"] in ("rows", "rows16") else "dense"
+            seeds = 16 if b["group"] == "rows16" else 12
+            writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, seeds,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
                              f"{rate:.4g}" if rate else ""])
 
@@ -224,7 +226,8 @@ def main():
         lines.append(f"| {r['N']} | {r['kernel'] if not name else name} | {r['movegen']} | {r['sweep']} | {r['threads']} | "
                      f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
     if bench_rows:
-        lines += ["", "## criterion benches (12-seed data, per iteration; probe: 100,000 lookups)", "",
+        lines += ["", "## criterion benches (12-seed data, rows16 the 16-seed level; per iteration; "
+                  "probe: 100,000 lookups)", "",
                   "| bench | median ms | min ms | max ms | throughput (median) |", "|---|---|---|---|---|"]
         for b in bench_rows:
             rate = f"{b['elements'] / b['median'] / 1e6:.1f} M/s" if b["elements"] else ""

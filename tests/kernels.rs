@@ -180,9 +180,9 @@ fn forced_kernels_generate_identical_books() {
 
 /// A random row program over a random mirror layer: rows of 0 to 100
 /// positions (every length around the vector widths), 0 to 6 moves, each
-/// cutting the row into runs of random lengths read from random places,
-/// with extreme values and captures. Also returns each list's runs as made
-/// (the [`RunLists`] store short ones column by column).
+/// cutting the row into runs of random lengths read from random places of
+/// up to 20 child rows, with extreme values and captures. Also returns each
+/// list's runs as made (the [`RunLists`] store short ones column by column).
 fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>, Vec<Vec<Run>>) {
     let mirror: Vec<i8> = (0..5000).map(|_| rng.value()).collect();
     let mut lists = RunLists::default();
@@ -194,7 +194,10 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>,
         let len = rng.below(101) as u32;
         program.no_move.push(rng.value());
         for _ in 0..rng.below(7) {
-            let slots = 1 + rng.below(4) as u8;
+            // Up to 4 child rows, or up to 20 (the AVX2 gathers pick
+            // starts for 8 slots, for 16 with a blend, beyond it none).
+            let most = if rng.below(3) == 0 { 20 } else { 4 };
+            let slots = 1 + rng.below(most) as u8;
             let first_base = program.bases.len() as u32;
             for _ in 0..slots {
                 program.bases.push(rng.below(2000) as u32);

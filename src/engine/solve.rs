@@ -133,6 +133,22 @@ impl KernelPicker {
         }
     }
 
+    /// Times the kernels afresh on the layers to come (under `Auto`, when
+    /// they sweep at least `states` states, enough to time), keeping the
+    /// current choice until then: which kernel is fastest can change with
+    /// the size of what a layer reads (the row kernels' AVX2 gathers win
+    /// only once the layer no longer fits in L2).
+    pub fn retime(&mut self, states: usize) {
+        if self.trials.is_empty() || states < MIN_TRIAL_STATES {
+            return;
+        }
+        for trial in &mut self.trials {
+            trial.ns_per_state = f64::INFINITY;
+        }
+        self.rounds_left = TRIAL_ROUNDS;
+        self.next_trial = 0;
+    }
+
     /// The kernel for a layer, and the trial it belongs to, if any.
     pub fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
         // Layer 1 touches every page for the first time: not a fair trial.

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | [`KernelKind::Scalar`] | plain loops; the oracle every other kernel is tested against | always available |
 //! | [`KernelKind::Portable`] | `wide` vectors for the arithmetic, scalar loads for the gathers; instructions fixed at build time | always available |
-//! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states | when the CPU has AVX2 (runtime detection) |
+//! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states; in row sweeps, 32-byte runs and a `vpgatherdd` per 8 columns of the short runs' stretches | when the CPU has AVX2 (runtime detection) |
 //!
 //! Packing a layer's changes ([`PackedChanges::push_differences`], in every
 //! sweep) has an AVX-512 path of its own (`vpcompressb`, VBMI2), taken
@@ -17,7 +17,9 @@
 //! value handed to every rayon worker. Which kernel is fastest depends on the
 //! CPU (gathers are slow on some, fast on others), so the engine's
 //! [`KernelChoice::Auto`] times each available kernel on real layers and keeps
-//! the fastest. Every kernel computes exactly the same bytes.
+//! the fastest (the row sweeps time them again on each seed level: the
+//! gathers pay only once a level's layers outgrow the L2 cache). Every
+//! kernel computes exactly the same bytes.
 
 mod portable;
 pub mod rows;

@@ -13,14 +13,18 @@
 //! computed run by run with byte-wide vector operations, with no gathers and
 //! no per-position child index streamed from memory; a row without moves
 //! takes a constant. Runs shorter than [`SHORT_RUN`] columns (most of them,
-//! though few of the columns) are stored column by column instead and
-//! applied one column at a time in a flat loop per move: their records are
-//! shared by every row the move acts on alike and stay in cache.
+//! though few of the columns) are stored column by column instead (child
+//! column, capture, slot), in *stretches* of consecutive columns: a move's
+//! short runs mostly lie side by side between its long ones. Their records
+//! are shared by every row the move acts on alike and stay in cache; a
+//! stretch's child values are gathered one column at a time, or with AVX2
+//! gathers eight at a time.
 //!
 //! The sweep also compares each row with the previous layer while it is in
 //! cache and packs the changes. Every variant runs the same code: `scalar`
 //! as the baseline build compiles it, `avx2` compiled with AVX2 enabled
-//! (entered after runtime detection), `portable` with explicit `wide` vectors.
+//! (entered after runtime detection) and gathering the stretches,
+//! `portable` with explicit `wide` vectors.
 
 use crate::engine::PackedChanges;
 use std::ops::Range;
@@ -40,21 +44,48 @@ pub struct Run {
     pub slot: u8,
 }
 
-/// Runs shorter than this are stored column by column, as runs of length 1
-/// ([`RunLists::singles`]), applied in one flat loop per move: a loop of its
-/// own per run costs more than a short run repays. Measured on level 16's
-/// sweeps (where nearly nine runs in ten are shorter): 6% less time with a
-/// bound of 4 or of 12, alike within the noise.
+/// Runs shorter than this are stored column by column, in [`Stretch`]es,
+/// applied in one flat loop (or gather) per stretch: a loop of its own per
+/// run costs more than a short run repays. Measured on level 16's sweeps
+/// (where nearly nine runs in ten are shorter): 6% less time with a bound
+/// of 4 or of 12, alike within the noise.
 pub const SHORT_RUN: u32 = 12;
 
+/// Consecutive columns of a row stored one by one: column `src + i` reads
+/// child column `dst[first + i]` of the child row in slot `slot[first + i]`
+/// and captures `capture[first + i]` (see [`RunLists::columns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stretch {
+    /// First column in the row being swept.
+    pub src: u32,
+    /// Number of columns.
+    pub len: u32,
+    /// Where its columns start in the column arrays.
+    pub first: u32,
+}
+
+/// A stretch's columns: child columns, slots and captures, one per column.
+#[derive(Clone, Copy, Debug)]
+pub struct Columns<'a> {
+    pub dst: &'a [u32],
+    pub slot: &'a [u8],
+    pub capture: &'a [u8],
+}
+
 /// Run lists stored end to end, each split into its runs of at least
-/// [`SHORT_RUN`] columns and the single columns of the shorter ones.
+/// [`SHORT_RUN`] columns and the stretches of columns of the shorter ones.
 #[derive(Clone, Debug, Default)]
 pub struct RunLists {
     runs: Vec<Run>,
-    singles: Vec<Run>,
-    /// Per list, where its runs and its singles start; one extra entry.
+    stretches: Vec<Stretch>,
+    dst: Vec<u32>,
+    slot: Vec<u8>,
+    capture: Vec<u8>,
+    /// Per list, where its runs and its stretches start; one extra entry.
     starts: Vec<(u32, u32)>,
+    /// Per list, the largest slot any of its runs or columns reads, and
+    /// the largest child column its stretches read.
+    tops: Vec<(u8, u32)>,
 }
 
 impl RunLists {
@@ -63,20 +94,35 @@ impl RunLists {
         if self.starts.is_empty() {
             self.starts.push((0, 0));
         }
-        for run in runs {
+        let mut runs = runs.to_vec();
+        runs.sort_by_key(|run| run.src);
+        for run in &runs {
             if run.len >= SHORT_RUN {
                 self.runs.push(*run);
-            } else {
-                self.singles.extend((0..run.len).map(|i| Run {
-                    src: run.src + i,
-                    dst: run.dst + i,
-                    len: 1,
-                    ..*run
-                }));
+                continue;
             }
+            let first = self.dst.len() as u32;
+            let own = self.stretches.len() > self.starts.last().unwrap().1 as usize;
+            match self.stretches.last_mut() {
+                // Continues the list's last stretch.
+                Some(last) if own && last.src + last.len == run.src => last.len += run.len,
+                _ => self.stretches.push(Stretch {
+                    src: run.src,
+                    len: run.len,
+                    first,
+                }),
+            }
+            self.dst.extend(run.dst..run.dst + run.len);
+            self.slot.extend((0..run.len).map(|_| run.slot));
+            self.capture.extend((0..run.len).map(|_| run.capture));
         }
         self.starts
-            .push((self.runs.len() as u32, self.singles.len() as u32));
+            .push((self.runs.len() as u32, self.stretches.len() as u32));
+        let short = runs.iter().filter(|run| run.len < SHORT_RUN);
+        self.tops.push((
+            runs.iter().map(|run| run.slot).max().unwrap_or(0),
+            short.map(|run| run.dst + run.len - 1).max().unwrap_or(0),
+        ));
         self.starts.len() as u32 - 2
     }
 
@@ -87,16 +133,51 @@ impl RunLists {
         &self.runs[from.0 as usize..to.0 as usize]
     }
 
-    /// List `id`'s other columns, each as a run of length 1, in column order.
+    /// List `id`'s other columns, in stretches, in column order.
     #[inline(always)]
-    pub fn singles(&self, id: u32) -> &[Run] {
+    pub fn stretches(&self, id: u32) -> &[Stretch] {
         let (from, to) = (self.starts[id as usize], self.starts[id as usize + 1]);
-        &self.singles[from.1 as usize..to.1 as usize]
+        &self.stretches[from.1 as usize..to.1 as usize]
+    }
+
+    /// The columns of `stretch`.
+    #[inline(always)]
+    pub fn columns(&self, stretch: &Stretch) -> Columns<'_> {
+        let columns = stretch.first as usize..(stretch.first + stretch.len) as usize;
+        Columns {
+            dst: &self.dst[columns.clone()],
+            slot: &self.slot[columns.clone()],
+            capture: &self.capture[columns],
+        }
+    }
+
+    /// The largest slot list `id` reads, and the largest child column its
+    /// stretches read (0 without stretches).
+    #[inline(always)]
+    pub fn tops(&self, id: u32) -> (u8, u32) {
+        self.tops[id as usize]
+    }
+
+    /// List `id`'s short-run columns, each as a run of length 1.
+    pub fn short_columns(&self, id: u32) -> impl Iterator<Item = Run> + '_ {
+        self.stretches(id).iter().flat_map(move |stretch| {
+            let columns = self.columns(stretch);
+            (0..stretch.len as usize).map(move |i| Run {
+                src: stretch.src + i as u32,
+                dst: columns.dst[i],
+                len: 1,
+                capture: columns.capture[i],
+                slot: columns.slot[i],
+            })
+        })
     }
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        (self.runs.len() + self.singles.len()) * std::mem::size_of::<Run>() + self.starts.len() * 8
+        self.runs.len() * std::mem::size_of::<Run>()
+            + self.stretches.len() * std::mem::size_of::<Stretch>()
+            + self.dst.len() * 6
+            + self.starts.len() * 9
     }
 }
 
@@ -175,12 +256,57 @@ pub struct RowSweep<'a> {
     pub only: Option<&'a [u64]>,
 }
 
-/// How a variant applies one run.
+/// How a variant applies one run, and one move's stretches.
 pub(super) trait ApplyRun {
     /// `out = capture - source`.
     fn set(out: &mut [i8], source: &[i8], capture: i8);
     /// `out = max(out, capture - source)`.
     fn max(out: &mut [i8], source: &[i8], capture: i8);
+    /// Applies list `list`'s stretches to `out` (a row), reading the child
+    /// rows starting at `bases` (by slot, at least `top_slot + 1` of them)
+    /// in `mirror`: sets `out` when `first`, else takes the maximum.
+    #[inline(always)]
+    fn stretches(
+        lists: &RunLists,
+        list: u32,
+        bases: &[u32],
+        mirror: &[i8],
+        out: &mut [i8],
+        first: bool,
+    ) {
+        for stretch in lists.stretches(list) {
+            let out = &mut out[stretch.src as usize..(stretch.src + stretch.len) as usize];
+            stretch_columns(lists.columns(stretch), bases, mirror, out, first);
+        }
+    }
+}
+
+/// Applies a stretch's columns one at a time.
+#[inline(always)]
+pub(super) fn stretch_columns(
+    columns: Columns<'_>,
+    bases: &[u32],
+    mirror: &[i8],
+    out: &mut [i8],
+    first: bool,
+) {
+    let Columns { dst, slot, capture } = columns;
+    let scores = dst
+        .iter()
+        .zip(slot)
+        .zip(capture)
+        .map(|((&dst, &slot), &capture)| {
+            capture as i8 - mirror[bases[usize::from(slot)] as usize + dst as usize]
+        });
+    if first {
+        for (out, score) in out.iter_mut().zip(scores) {
+            *out = score;
+        }
+    } else {
+        for (out, score) in out.iter_mut().zip(scores) {
+            *out = (*out).max(score);
+        }
+    }
 }
 
 /// Plain loops, vectorised by the compiler for whatever the function they
@@ -263,20 +389,7 @@ pub(super) fn sweep<A: ApplyRun>(
                     A::max(row_out, source, run.capture as i8);
                 }
             }
-            let singles = lists.singles(row_move.list);
-            let single = |run: &Run| {
-                let source = mirror[bases[run.slot as usize] as usize + run.dst as usize];
-                (run.src as usize, run.capture as i8 - source)
-            };
-            if k == 0 {
-                for (column, score) in singles.iter().map(single) {
-                    row_out[column] = score;
-                }
-            } else {
-                for (column, score) in singles.iter().map(single) {
-                    row_out[column] = row_out[column].max(score);
-                }
-            }
+            A::stretches(lists, row_move.list, bases, mirror, row_out, k == 0);
         }
         if pending.end == start && pending.len() < DIFF_SPAN {
             pending.end = end;

@@ -11,7 +11,7 @@
 //! [`LAYER_PADDING`]: crate::kernels::LAYER_PADDING
 
 use crate::engine::{MoveCache, PackedChanges, LANES};
-use crate::kernels::rows::{self, PlainLoops, RowSweep};
+use crate::kernels::rows::{self, ApplyRun, Columns, PlainLoops, RowSweep, RunLists};
 use std::arch::x86_64::*;
 use std::ops::Range;
 
@@ -110,12 +110,13 @@ unsafe fn block_best<const MOVES: usize>(
 }
 
 /// The row sweep (see [`crate::kernels::rows`]), compiled with AVX2: its
-/// byte loops become 32-byte `vpsubb`/`vpmaxsb`.
+/// byte loops become 32-byte `vpsubb`/`vpmaxsb`, and its stretches are
+/// gathered ([`Gathers`]).
 ///
 /// # Safety
 ///
 /// The CPU must support AVX2. (Everything else is checked: the sweep itself
-/// is safe code.)
+/// is safe code, and [`Gathers`] checks its bounds.)
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn sweep_rows(
     sweep: &RowSweep<'_>,
@@ -123,5 +124,143 @@ pub(crate) unsafe fn sweep_rows(
     previous: &[i8],
     out: &mut [i8],
 ) -> PackedChanges {
-    rows::sweep::<PlainLoops>(sweep, rows, previous, out)
+    rows::sweep::<Gathers>(sweep, rows, previous, out)
+}
+
+/// Runs as [`PlainLoops`]; stretches eight columns at a time: the child
+/// rows' starts picked by slot with `vpermd` (two and a blend for slots
+/// 8-15), the child values fetched by one `vpgatherdd` (the 32-bit word at
+/// each child's byte, its low byte kept), the scores stored as 8 bytes.
+///
+/// Private to this module: its methods may only run inside [`sweep_rows`],
+/// entered after runtime detection of AVX2.
+struct Gathers;
+
+impl ApplyRun for Gathers {
+    #[inline(always)]
+    fn set(out: &mut [i8], source: &[i8], capture: i8) {
+        PlainLoops::set(out, source, capture);
+    }
+
+    #[inline(always)]
+    fn max(out: &mut [i8], source: &[i8], capture: i8) {
+        PlainLoops::max(out, source, capture);
+    }
+
+    #[inline(always)]
+    fn stretches(
+        lists: &RunLists,
+        list: u32,
+        bases: &[u32],
+        mirror: &[i8],
+        out: &mut [i8],
+        first: bool,
+    ) {
+        let stretches = lists.stretches(list);
+        if stretches.is_empty() {
+            return;
+        }
+        let (top_slot, top_column) = lists.tops(list);
+        let slots = usize::from(top_slot) + 1;
+        // The gather reads 4 bytes from each child's: every child must lie
+        // 3 bytes before the mirror's end (the last rows of the last level
+        // may not, and then this move's columns go one at a time), and a
+        // slot's start must be one of the 16 picked by the permutes.
+        let reach =
+            bases[..slots].iter().max().copied().unwrap_or(0) as usize + top_column as usize;
+        if slots > 16 || reach + 4 > mirror.len() || mirror.len() > i32::MAX as usize {
+            for stretch in stretches {
+                let out = &mut out[stretch.src as usize..(stretch.src + stretch.len) as usize];
+                rows::stretch_columns(lists.columns(stretch), bases, mirror, out, first);
+            }
+            return;
+        }
+        let mut starts = [0u32; 16];
+        starts[..slots].copy_from_slice(&bases[..slots]);
+        for stretch in stretches {
+            let out = &mut out[stretch.src as usize..(stretch.src + stretch.len) as usize];
+            let columns = lists.columns(stretch);
+            let whole = out.len() / 8 * 8;
+            for at in (0..whole).step_by(8) {
+                // SAFETY: this runs inside `sweep_rows` only, so the CPU has
+                // AVX2; columns at..at + 8 exist and `out` has 8 bytes from
+                // `at`; every slot is at most `top_slot`, below 16 (and below
+                // 8 unless `slots > 8`); every child lies within `mirror`, 4
+                // bytes from its end (checked above), below i32::MAX.
+                unsafe {
+                    gather8(
+                        &columns,
+                        at,
+                        &starts,
+                        slots > 8,
+                        mirror,
+                        &mut out[at..at + 8],
+                        first,
+                    )
+                };
+            }
+            let rest = Columns {
+                dst: &columns.dst[whole..],
+                slot: &columns.slot[whole..],
+                capture: &columns.capture[whole..],
+            };
+            rows::stretch_columns(rest, bases, mirror, &mut out[whole..], first);
+        }
+    }
+}
+
+/// Columns `at..at + 8` of a stretch into `out` (8 bytes).
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `columns` must hold columns `at..at + 8`
+/// and `out` 8 bytes; each of these columns' slots must be below 16 (below
+/// 8 unless `high`), and `starts[slot] + dst + 4` at most `mirror.len()`,
+/// itself at most `i32::MAX`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn gather8(
+    columns: &Columns<'_>,
+    at: usize,
+    starts: &[u32; 16],
+    high: bool,
+    mirror: &[i8],
+    out: &mut [i8],
+    first: bool,
+) {
+    debug_assert!(columns.dst.len() >= at + 8 && out.len() >= 8);
+    // SAFETY: the loads read columns at..at + 8 of the three arrays and
+    // the 16 starts, the store writes `out`'s 8 bytes (caller's contract);
+    // each gathered word lies within `mirror` (caller's contract).
+    unsafe {
+        let slot = _mm256_cvtepu8_epi32(_mm_loadl_epi64(columns.slot.as_ptr().add(at).cast()));
+        let low = _mm256_loadu_si256(starts.as_ptr().cast());
+        let mut start = _mm256_permutevar8x32_epi32(low, slot);
+        if high {
+            let upper = _mm256_loadu_si256(starts.as_ptr().add(8).cast());
+            let is_high = _mm256_cmpgt_epi32(slot, _mm256_set1_epi32(7));
+            start = _mm256_blendv_epi8(start, _mm256_permutevar8x32_epi32(upper, slot), is_high);
+        }
+        let dst = _mm256_loadu_si256(columns.dst.as_ptr().add(at).cast());
+        let words = mirror.as_ptr().cast::<i32>();
+        let gathered = _mm256_i32gather_epi32::<1>(words, _mm256_add_epi32(start, dst));
+        // The low byte of each word to the bottom of its lane, then the two
+        // lanes' four bytes together.
+        let low_bytes = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let packed = _mm256_shuffle_epi8(gathered, low_bytes);
+        let values = _mm_unpacklo_epi32(
+            _mm256_castsi256_si128(packed),
+            _mm256_extracti128_si256::<1>(packed),
+        );
+        let capture = _mm_loadl_epi64(columns.capture.as_ptr().add(at).cast());
+        let mut score = _mm_sub_epi8(capture, values);
+        let out = out.as_mut_ptr().cast::<__m128i>();
+        if !first {
+            score = _mm_max_epi8(score, _mm_loadl_epi64(out));
+        }
+        _mm_storel_epi64(out, score);
+    }
 }

@@ -786,6 +786,8 @@ impl RunSolver {
         let states = self.level_starts[seeds as usize + 1] - self.level_starts[seeds as usize];
         let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
         let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
+        // Each level times the kernels again on its own layers.
+        self.picker.retime(states);
         let picker = &mut self.picker;
         let layers = &mut self.layers;
         let solve = |observer: &mut dyn FnMut(&TurnReport)| {
@@ -1281,11 +1283,8 @@ mod tests {
         for lists in &plan.lists {
             for (m, list) in lists.iter().enumerate() {
                 let columns = CompositionIndex::<SIDE>::count(m) as u32;
-                let mut runs = [
-                    plan.run_lists.runs(list.id),
-                    plan.run_lists.singles(list.id),
-                ]
-                .concat();
+                let mut runs = plan.run_lists.runs(list.id).to_vec();
+                runs.extend(plan.run_lists.short_columns(list.id));
                 if list.illegal {
                     assert!(m == 0 && runs.is_empty());
                     continue;
