@@ -225,13 +225,13 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 18.5 B | 8.84 B | 0.189 µs |
-/// | 16 | 29.1 B | 13.9 B | 0.209 µs |
-/// | 20 | 39.4 B | 19.0 B | 0.350 µs |
+/// | 12 | 18.8 B | 8.84 B | 0.189 µs |
+/// | 16 | 29.5 B | 13.9 B | 0.205 µs |
+/// | 20 | 40.0 B | 19.0 B | 0.324 µs |
 ///
-/// (Medians of three runs, memory the largest of them. Time is fitted to 12
-/// and 20 seeds, so in between it errs high: 16 seeds are expected to take
-/// 7.8 s and took 6.37 s.)
+/// (Medians of three runs, eight at 16 seeds, memory the largest of them.
+/// Time is fitted to 12 and 20 seeds, so in between it errs high: 16 seeds
+/// are expected to take 7.5 s and took 6.2 s.)
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
@@ -253,8 +253,8 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (16 << 20) + per_board(20.2 + 2.35 * above_12.max(0.0)),
-                boards as f64 * 0.189e-6 * 1.080f64.powf(above_12),
+                (16 << 20) + per_board(20.2 + 2.5 * above_12.max(0.0)),
+                boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (
                 per_board(27.0 + 2.6 * f64::from(max_seeds)),
