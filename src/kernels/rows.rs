@@ -67,8 +67,11 @@ pub struct Stretch {
 /// A stretch's columns: child columns, slots and captures, one per column.
 #[derive(Clone, Copy, Debug)]
 pub struct Columns<'a> {
+    /// Each column's child column in its child row.
     pub dst: &'a [u32],
+    /// Which of the move's child rows each column reads.
     pub slot: &'a [u8],
+    /// What the move captures at each column.
     pub capture: &'a [u8],
 }
 
@@ -177,7 +180,8 @@ impl RunLists {
         self.runs.len() * std::mem::size_of::<Run>()
             + self.stretches.len() * std::mem::size_of::<Stretch>()
             + self.dst.len() * 6
-            + self.starts.len() * 9
+            + self.starts.len() * 8
+            + self.tops.len() * std::mem::size_of::<(u8, u32)>()
     }
 }
 
