@@ -104,54 +104,7 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
         first_state: level.start,
         only: None,
     };
-    let previous = &layer[level.clone()];
-    let ranges = program.row_ranges(1 << 15);
-    let serial = |kernel: Kernel, out: &mut [i8]| {
-        kernel.sweep_rows(&sweep, 0..program.rows(), previous, out)
-    };
-    let parallel = |kernel: Kernel, out: &mut [i8]| {
-        let mut parts = Vec::new();
-        let mut rest = out;
-        for range in &ranges {
-            let start = program.row_starts[range.start] as usize;
-            let len = program.row_starts[range.end] as usize - start;
-            let (part, tail) = rest.split_at_mut(len);
-            parts.push((range.clone(), start, part));
-            rest = tail;
-        }
-        parts
-            .into_par_iter()
-            .map(|(range, start, out)| {
-                kernel.sweep_rows(&sweep, range, &previous[start..start + out.len()], out)
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut group = c.benchmark_group("rows");
-    group.throughput(Throughput::Elements(level.len() as u64));
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(3));
-    for kernel in Kernel::available() {
-        let mut out = vec![0i8; level.len()];
-        serial(kernel, &mut out);
-        assert!(
-            out == expected[level.clone()],
-            "{kernel} rows: a wrong layer"
-        );
-        group.bench_function(BenchmarkId::new(kernel.name(), "1-thread"), |b| {
-            b.iter(|| black_box(serial(kernel, &mut out)))
-        });
-        let mut out = vec![0i8; level.len()];
-        parallel(kernel, &mut out);
-        assert!(
-            out == expected[level.clone()],
-            "{kernel} rows (all threads): a wrong layer"
-        );
-        group.bench_function(BenchmarkId::new(kernel.name(), "all-threads"), |b| {
-            b.iter(|| black_box(parallel(kernel, &mut out)))
-        });
-    }
-    group.finish();
+    row_sweeps(c, "rows", &sweep, &layer[level.clone()], &expected[level]);
 }
 
 /// The run sweep of the 16-seed level from a synthetic mirror layer of
@@ -180,10 +133,32 @@ fn rows_beyond_cache(c: &mut Criterion) {
         first_state: level.start,
         only: None,
     };
+    let mut expected = vec![0i8; level.len()];
+    Kernel::scalar().sweep_rows(
+        &sweep,
+        0..program.rows(),
+        &vec![0; level.len()],
+        &mut expected,
+    );
+    row_sweeps(c, "rows16", &sweep, &expected, &expected);
+}
+
+/// Bench group `name`: `sweep` (a whole level's rows, from `previous`) by
+/// each kernel on one thread and on all, each checked before it is timed:
+/// its layer against `expected`, its changes against those from
+/// `previous` to `expected`.
+fn row_sweeps(
+    c: &mut Criterion,
+    name: &str,
+    sweep: &RowSweep<'_>,
+    previous: &[i8],
+    expected: &[i8],
+) {
+    let program = sweep.program;
     let ranges = program.row_ranges(1 << 15);
-    let run = |kernel: Kernel, threads: bool, previous: &[i8], out: &mut [i8]| {
+    let run = |kernel: Kernel, threads: bool, out: &mut [i8]| {
         if !threads {
-            return vec![kernel.sweep_rows(&sweep, 0..program.rows(), previous, out)];
+            return vec![kernel.sweep_rows(sweep, 0..program.rows(), previous, out)];
         }
         let mut parts = Vec::new();
         let mut rest = out;
@@ -197,32 +172,27 @@ fn rows_beyond_cache(c: &mut Criterion) {
         parts
             .into_par_iter()
             .map(|(range, start, out)| {
-                kernel.sweep_rows(&sweep, range, &previous[start..start + out.len()], out)
+                kernel.sweep_rows(sweep, range, &previous[start..start + out.len()], out)
             })
             .collect()
     };
-    let mut expected = vec![0i8; level.len()];
-    run(
-        Kernel::scalar(),
-        false,
-        &vec![0; level.len()],
-        &mut expected,
-    );
-    let mut group = c.benchmark_group("rows16");
-    group.throughput(Throughput::Elements(level.len() as u64));
+    let mut expected_changes = PackedChanges::default();
+    expected_changes.push_differences_portable(sweep.first_state, previous, expected);
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(expected.len() as u64));
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
     for kernel in Kernel::available() {
         for (mode, threads) in [("1-thread", false), ("all-threads", true)] {
-            let mut out = vec![0i8; level.len()];
-            let changes = run(kernel, threads, &expected, &mut out);
+            let mut out = vec![0i8; expected.len()];
+            let changes = PackedChanges::concatenate(run(kernel, threads, &mut out));
             assert!(
-                out == expected && changes.iter().all(|c| c.is_empty()),
-                "{kernel} rows16 ({mode}): a wrong layer"
+                out == expected && changes == expected_changes,
+                "{kernel} {name} ({mode}): a wrong layer"
             );
             group.bench_function(BenchmarkId::new(kernel.name(), mode), |b| {
-                b.iter(|| black_box(run(kernel, threads, &expected, &mut out)))
+                b.iter(|| black_box(run(kernel, threads, &mut out)))
             });
         }
     }

@@ -169,10 +169,7 @@ impl ApplyRun for Gathers {
         let reach =
             bases[..slots].iter().max().copied().unwrap_or(0) as usize + top_column as usize;
         if slots > 16 || reach + 4 > mirror.len() || mirror.len() > i32::MAX as usize {
-            for stretch in stretches {
-                let out = &mut out[stretch.src as usize..(stretch.src + stretch.len) as usize];
-                rows::stretch_columns(lists.columns(stretch), bases, mirror, out, first);
-            }
+            PlainLoops::stretches(lists, list, bases, mirror, out, first);
             return;
         }
         let mut starts = [0u32; 16];
