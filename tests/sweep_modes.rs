@@ -2,8 +2,10 @@
 //! the levels are solved one at a time or all in one pass (run sweeps always
 //! solve one at a time), and whether a book is extended or made at once.
 
-use endbook::engine::SweepMode;
-use endbook::games::oware::{extend, generate, GenerateOptions, Generated, OwareBook};
+use endbook::engine::{PackedChanges, SweepMode};
+use endbook::games::oware::{
+    extend, generate, GenerateOptions, GenerateProgress, Generated, OwareBook,
+};
 use sha2::{Digest, Sha256};
 
 fn generate_with(max_seeds: u32, mode: SweepMode) -> Generated {
@@ -157,4 +159,32 @@ fn changes_stream_turn_by_turn_in_stretches_as_recorded() {
         }
         assert!(got[..] == expected[start..end], "{start}..{end}");
     }
+}
+
+#[test]
+fn changes_taken_level_by_level_are_the_whole_solution() {
+    // What a generator writing its book in the background does: take each
+    // level's changes as soon as it is solved and solve the next without them.
+    let max_seeds = 9;
+    let mut parts = Vec::new();
+    let taken = generate(GenerateOptions::new(max_seeds), |progress| {
+        if let GenerateProgress::LevelDone { seeds, generated } = progress {
+            let part = generated.solution.take_changes();
+            assert_eq!(part.levels.len(), seeds as usize + 1);
+            assert_eq!(generated.solution.forgotten_levels, seeds as usize + 1);
+            assert!(generated.solution.changes.iter().all(|c| c.is_empty()));
+            parts.push(part);
+        }
+    });
+    let whole = generate_with(max_seeds, SweepMode::Runs).solution;
+    assert_eq!(parts.len(), max_seeds as usize + 1);
+    assert_eq!(taken.solution.levels.len(), whole.levels.len());
+    let mut joined = vec![PackedChanges::default(); whole.changes.len()];
+    for part in parts {
+        for (joined, changes) in joined.iter_mut().zip(part.changes) {
+            joined.append(changes);
+        }
+    }
+    assert!(joined == whole.changes);
+    assert!(whole.changes.iter().map(|c| c.len()).sum::<usize>() > 100_000);
 }

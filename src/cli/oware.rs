@@ -8,14 +8,14 @@ use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::SweepMode;
 use endbook::games::oware::{
-    extend, Board, BoardIndex, BookWriter, Encoding, GenerateOptions, GenerateProgress, Generated,
-    MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
+    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -386,7 +386,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         threads,
         human_bytes(estimate)
     );
-    let (base, mut writer) = match base {
+    let (base, writer) = match base {
         Some(book) => {
             eprintln!(
                 "taking over levels 0..={} from {}",
@@ -431,10 +431,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
 
     let start = Instant::now();
     let mut progress = LevelProgress::new();
-    // Time the generation waited for the book writer (which writes each
-    // level on its own thread while the next is solved).
-    let (mut encode_time, mut writer_wait) = (Duration::ZERO, Duration::ZERO);
-    let mut write_error = None;
+    // Each level solved is handed to the encoder (threads of its own, then
+    // the writer's) and encoded while the next is solved.
+    let mut encoder = LevelEncoder::start(writer, threads);
+    let mut handed_over = taken_over;
     let generated = crate::cli::on_pool(|| {
         extend(base, options, |event| match event {
             GenerateProgress::Turn { seeds, report } => {
@@ -452,22 +452,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 );
             }
             GenerateProgress::LevelDone { seeds, generated } => {
-                let solution = &generated.solution;
-                let first = writer.levels();
-                let new_levels = first..=seeds as usize;
-                // Each level encoded and handed to the writer thread a stretch at
-                // a time; the time the encoder waited for the writer counts as
-                // waiting, not encoding.
-                let encode_start = Instant::now();
-                let blocked_before = writer.blocked();
-                let appended = new_levels
-                    .clone()
-                    .try_for_each(|level| writer.append_level(solution, level));
-                let blocked = writer.blocked() - blocked_before;
-                encode_time += encode_start.elapsed() - blocked;
+                let new_levels = handed_over..seeds as usize + 1;
+                let solution = &mut generated.solution;
                 let last_change = solution.levels[seeds as usize].last_change;
                 progress.level_done(
-                    &levels_name(&(first as u32..=seeds)),
+                    &levels_name(&(new_levels.start as u32..=seeds)),
                     &format!(
                         "{} boards, last change at turn {last_change}, done after {:.3} s",
                         grouped(
@@ -479,28 +468,29 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                         start.elapsed().as_secs_f64()
                     ),
                 );
-                let write_start = Instant::now();
-                let committed = appended.and_then(|()| match seeds < args.max_seeds {
-                    true => writer.commit(generated),
-                    // The last level: committed by `finish`.
-                    false => Ok(()),
-                });
-                if let Err(error) = committed {
-                    write_error.get_or_insert(error);
-                }
-                writer_wait += write_start.elapsed() + blocked;
-                // Encoded, the levels' changes are needed no more: run sweeps read
-                // the lower levels' mirror changes alone.
-                if options.mode == SweepMode::Runs {
-                    generated.solution.forget_changes(seeds as usize + 1);
-                }
+                // Run sweeps read the lower levels' mirror changes alone: the
+                // changes go to the encoder. Cache sweeps replay lower levels
+                // from them: it gets a copy.
+                let changes = match options.mode {
+                    SweepMode::Runs => solution.take_changes(),
+                    _ => solution.clone(),
+                };
+                // The last level is committed by `finish`.
+                let commit = (seeds < args.max_seeds).then_some(&*generated);
+                encoder.append(changes, new_levels.clone(), commit);
+                handed_over = new_levels.end;
             }
         })
     });
     let solve_time = start.elapsed();
-    if let Some(error) = write_error {
-        return Err(book_failure(error));
-    }
+    let waited = encoder.waited();
+    let Encoded {
+        writer,
+        result,
+        encoding: encode_time,
+    } = encoder.finish();
+    result.map_err(book_failure)?;
+    let encoded_after = start.elapsed() - solve_time;
     writer.finish(&generated, &out).map_err(book_failure)?;
     let total_time = start.elapsed();
 
@@ -526,15 +516,20 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         ("by frontier", "child caches")
     };
     println!(
-        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, encoding {:.3} s, waiting for the book writer {:.3} s)",
+        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding {:.3} s and writing {:.3} s)",
         grouped(states),
         solution.turns_swept,
         solution.frontier_turns,
         total_time.as_secs_f64(),
         generated.cache_time.as_secs_f64(),
         solution.elapsed.as_secs_f64(),
-        encode_time.as_secs_f64(),
-        (writer_wait + (total_time - solve_time)).as_secs_f64()
+        waited.as_secs_f64(),
+        encoded_after.as_secs_f64(),
+        (total_time - solve_time - encoded_after).as_secs_f64(),
+    );
+    println!(
+        "book encoded in {:.3} s on {threads} threads of its own, each level while the next was solved",
+        encode_time.as_secs_f64()
     );
     println!(
         "{} state updates, {:.3e} state updates/s in the sweeps",

@@ -328,6 +328,26 @@ impl Solution {
         self.forgotten_levels = levels;
     }
 
+    /// Moves the changes held ([`Solution::changes`] of the levels not
+    /// forgotten) into a solution of their own, with this one's level
+    /// summaries, for an encoder to read while the levels above are solved;
+    /// this one forgets every level it has (see
+    /// [`Solution::forget_changes`]). The lists move whole: nothing is copied.
+    pub fn take_changes(&mut self) -> Solution {
+        let changes = self.changes.iter_mut().map(std::mem::take).collect();
+        let taken = Solution {
+            level_starts: self.level_starts.clone(),
+            levels: self.levels.clone(),
+            changes,
+            mirrored: Vec::new(),
+            mirrored_levels: 0,
+            kernel_trials: self.kernel_trials.clone(),
+            ..*self
+        };
+        self.forgotten_levels = self.levels.len();
+        taken
+    }
+
     /// Panics unless the changes of states `start..` are still held.
     fn assert_held(&self, start: usize) {
         assert!(

@@ -26,6 +26,7 @@ use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
@@ -857,6 +858,136 @@ impl BookWriter {
 impl Drop for BookWriter {
     /// Lets the thread finish what it was sent (a failure, or a panic, is
     /// dropped with it).
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Encodes a generation's levels as they are solved, on threads of its own,
+/// and hands them to a [`BookWriter`].
+///
+/// A generation hands each level's changes over ([`Solution::take_changes`])
+/// and goes on with the next level at once: the encoding takes the CPU time
+/// the generation's threads leave idle between their parallel steps, and
+/// shares the cores with them otherwise; only the last level's encoding is
+/// left once the generation is done. (At idle priority, Linux's
+/// `SCHED_IDLE`, the sweeps lost more than the encoding gained: 16 seeds
+/// took longer than encoding after each level.) A hand-over waits while the
+/// encoder is busy with the one before: a generation a whole level ahead of
+/// it waits, and at most two levels' changes are held for it.
+pub struct LevelEncoder {
+    jobs: Option<mpsc::SyncSender<EncodeJob>>,
+    thread: Option<thread::JoinHandle<Encoded>>,
+    encoding: Encoding,
+    /// Time callers waited for the encoder to take a job.
+    waited: Duration,
+}
+
+/// Levels to encode and append, then to commit with these parameters.
+struct EncodeJob {
+    changes: Solution,
+    levels: Range<usize>,
+    commit: Option<[u64; PARAMS]>,
+}
+
+/// What a [`LevelEncoder`] did.
+pub struct Encoded {
+    /// The writer, every level handed over appended (unless `result` failed).
+    pub writer: BookWriter,
+    /// The first failure (the levels after it were dropped).
+    pub result: Result<(), BookError>,
+    /// Time spent encoding, not counting waits for the writer.
+    pub encoding: Duration,
+}
+
+impl LevelEncoder {
+    /// Starts an encoder of `threads` threads for `writer`.
+    pub fn start(mut writer: BookWriter, threads: usize) -> LevelEncoder {
+        let encoding = writer.encoding;
+        let (jobs, inbox) = mpsc::sync_channel::<EncodeJob>(0);
+        let thread = thread::Builder::new()
+            .name("book encoder".into())
+            .spawn(move || {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("book encoder {i}"))
+                    .build()
+                    .expect("the encoder's threads start");
+                let (mut result, mut encoding) = (Ok(()), Duration::ZERO);
+                for job in inbox {
+                    if result.is_err() {
+                        // A failed book takes no more levels.
+                        continue;
+                    }
+                    let (start, blocked) = (Instant::now(), writer.blocked);
+                    result = pool
+                        .install(|| {
+                            job.levels
+                                .clone()
+                                .try_for_each(|level| writer.append_level(&job.changes, level))
+                        })
+                        .and_then(|()| match job.commit {
+                            Some(params) => writer.send(WriteJob::Commit(params)),
+                            None => Ok(()),
+                        });
+                    encoding += start.elapsed() - (writer.blocked - blocked);
+                }
+                Encoded {
+                    writer,
+                    result,
+                    encoding,
+                }
+            })
+            .expect("the encoder's thread starts");
+        LevelEncoder {
+            jobs: Some(jobs),
+            thread: Some(thread),
+            encoding,
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// Hands over levels `levels` of `changes` (a solution holding their
+    /// changes), to be encoded and appended in order after those handed over
+    /// before; with `commit` (the generation so far, those levels its last),
+    /// the book of the levels so far is committed once they are written.
+    pub fn append(&mut self, changes: Solution, levels: Range<usize>, commit: Option<&Generated>) {
+        let commit = commit.map(|generated| {
+            assert_eq!(generated.solution.levels.len(), levels.end);
+            OwareBook::params(generated, self.encoding)
+        });
+        let start = Instant::now();
+        if let Some(jobs) = &self.jobs {
+            // A thread that stopped panicked: `finish` says so.
+            let _ = jobs.send(EncodeJob {
+                changes,
+                levels,
+                commit,
+            });
+        }
+        self.waited += start.elapsed();
+    }
+
+    /// Time [`LevelEncoder::append`] waited for the encoder to take a job.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// Waits until every level handed over is encoded and given to the
+    /// writer (not necessarily written: [`BookWriter::finish`] waits for that).
+    pub fn finish(mut self) -> Encoded {
+        self.jobs = None;
+        let thread = self.thread.take().expect("finished once");
+        thread.join().expect("the book encoder panicked")
+    }
+}
+
+impl Drop for LevelEncoder {
+    /// Lets the thread finish what it was handed (its writer, and any
+    /// failure, are dropped with it).
     fn drop(&mut self) {
         self.jobs = None;
         if let Some(thread) = self.thread.take() {

@@ -112,7 +112,9 @@ pub enum Progress<'a> {
         seeds: u32,
         /// The book so far (`options.max_seeds` is `seeds`). An observer
         /// that stores the new levels elsewhere may drop their changes
-        /// ([`Solution::forget_changes`]) when sweeping by runs.
+        /// ([`Solution::forget_changes`]), or take them to store them while
+        /// the levels above are solved ([`Solution::take_changes`]), when
+        /// sweeping by runs.
         generated: &'a mut Generated,
     },
 }

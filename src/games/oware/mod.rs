@@ -11,7 +11,8 @@ pub mod runs;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{
-    Analysis, BookWriter, Encoding, LevelInfo, LevelStats, OwareBook, ProbeError, ScoredMove,
+    Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, OwareBook,
+    ProbeError, ScoredMove,
 };
 pub use generate::{
     extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, DEFAULT_TURN_LIMIT,
