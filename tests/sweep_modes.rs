@@ -173,6 +173,12 @@ fn changes_taken_level_by_level_are_the_whole_solution() {
             assert_eq!(part.levels.len(), seeds as usize + 1);
             assert_eq!(generated.solution.forgotten_levels, seeds as usize + 1);
             assert!(generated.solution.changes.iter().all(|c| c.is_empty()));
+            // Read as the encoder reads it: from the level's first board on.
+            let level = seeds as usize;
+            let mut cursors = part.changes_from(part.level_starts[level]);
+            let mut read = 0;
+            cursors.take_below(part.level_starts[level + 1], |_, _, _| read += 1);
+            assert_eq!(read, part.changes.iter().map(|c| c.len()).sum::<usize>());
             parts.push(part);
         }
     });
@@ -186,5 +192,13 @@ fn changes_taken_level_by_level_are_the_whole_solution() {
         }
     }
     assert!(joined == whole.changes);
+    // Copied instead (as for cache sweeps), from a level on.
+    for from in [0, 6, max_seeds as usize] {
+        let copy = whole.copy_changes(from);
+        assert_eq!(copy.forgotten_levels, from);
+        for level in from..=max_seeds as usize {
+            assert!(copy.level_layers(level) == whole.level_layers(level));
+        }
+    }
     assert!(whole.changes.iter().map(|c| c.len()).sum::<usize>() > 100_000);
 }

@@ -73,7 +73,8 @@ pub fn main() -> ExitCode {
 /// Options every long-running command shares: its threads and its memory check.
 #[derive(Args)]
 pub struct Resources {
-    /// Worker threads [default: one per core].
+    /// Worker threads [default: one per core]. An Oware generation's book
+    /// encoder has as many of its own, busy while the levels above are solved.
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
     /// Start even when the memory estimate exceeds the memory available.

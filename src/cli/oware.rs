@@ -235,10 +235,11 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
-/// the mirror changes of the levels below, the encoded stretches queued for
-/// the writer and four layers of the top level; with cache sweeps, the
-/// change lists of every level, the top level's child cache (31 bytes a
-/// board) and reverse edges. Time grows with the seed count as more turns
+/// the mirror changes of the levels below, the level below's while the
+/// encoder works on it, the encoded stretches queued for the writer and four
+/// layers of the top level; with cache sweeps, the change lists of every
+/// level (and a copy of the level below's for the encoder), the top level's
+/// child cache (31 bytes a board) and reverse edges. Time grows with the seed count as more turns
 /// keep changing and the layers outgrow the CPU caches. Cache sweeps: fitted
 /// to runs of 12 to 16 seeds on an AMD Zen 3.
 struct Estimate {
@@ -470,10 +471,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 );
                 // Run sweeps read the lower levels' mirror changes alone: the
                 // changes go to the encoder. Cache sweeps replay lower levels
-                // from them: it gets a copy.
+                // from them: it gets a copy of the new levels'.
                 let changes = match options.mode {
                     SweepMode::Runs => solution.take_changes(),
-                    _ => solution.clone(),
+                    _ => solution.copy_changes(new_levels.start),
                 };
                 // The last level is committed by `finish`.
                 let commit = (seeds < args.max_seeds).then_some(&*generated);
@@ -487,10 +488,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let Encoded {
         writer,
         result,
-        encoding: encode_time,
+        encode_time,
     } = encoder.finish();
     result.map_err(book_failure)?;
-    let encoded_after = start.elapsed() - solve_time;
     writer.finish(&generated, &out).map_err(book_failure)?;
     let total_time = start.elapsed();
 
@@ -516,7 +516,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         ("by frontier", "child caches")
     };
     println!(
-        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding {:.3} s and writing {:.3} s)",
+        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding and writing {:.3} s)",
         grouped(states),
         solution.turns_swept,
         solution.frontier_turns,
@@ -524,12 +524,15 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         generated.cache_time.as_secs_f64(),
         solution.elapsed.as_secs_f64(),
         waited.as_secs_f64(),
-        encoded_after.as_secs_f64(),
-        (total_time - solve_time - encoded_after).as_secs_f64(),
+        (total_time - solve_time).as_secs_f64(),
     );
     println!(
-        "book encoded in {:.3} s on {threads} threads of its own, each level while the next was solved",
-        encode_time.as_secs_f64()
+        "book encoded in {:.3} s on {threads} threads of the encoder's own, {}",
+        encode_time.as_secs_f64(),
+        match options.level_by_level {
+            true => "each level but the last while the levels above were solved",
+            false => "after the sweeps",
+        }
     );
     println!(
         "{} state updates, {:.3e} state updates/s in the sweeps",

@@ -276,7 +276,8 @@ pub struct Solution {
     /// How many levels, from level 0, `mirrored` covers.
     pub mirrored_levels: usize,
     /// How many levels, from level 0, have had their changes dropped from
-    /// `changes` (see [`Solution::forget_changes`]).
+    /// `changes` (see [`Solution::forget_changes`] and
+    /// [`Solution::take_changes`]).
     pub forgotten_levels: usize,
     /// Layers swept before every level closed or the turn limit was reached.
     pub turns_swept: u32,
@@ -330,22 +331,50 @@ impl Solution {
 
     /// Moves the changes held ([`Solution::changes`] of the levels not
     /// forgotten) into a solution of their own, with this one's level
-    /// summaries, for an encoder to read while the levels above are solved;
-    /// this one forgets every level it has (see
-    /// [`Solution::forget_changes`]). The lists move whole: nothing is copied.
+    /// summaries, for an encoder to read while the levels above are solved
+    /// by run sweeps (which read mirror changes alone); this one forgets
+    /// every level it has, as [`Solution::forget_changes`] would. The lists
+    /// move whole: nothing is copied.
     pub fn take_changes(&mut self) -> Solution {
         let changes = self.changes.iter_mut().map(std::mem::take).collect();
-        let taken = Solution {
+        let taken = self.with_changes(changes, self.forgotten_levels);
+        self.forgotten_levels = self.levels.len();
+        taken
+    }
+
+    /// A copy of the changes of levels `from..` in a solution of their own,
+    /// with this one's level summaries (what [`Solution::take_changes`]
+    /// gives, for sweeps that replay the lower levels from their changes).
+    pub fn copy_changes(&self, from: usize) -> Solution {
+        assert!(from >= self.forgotten_levels && from <= self.levels.len());
+        let start = self.level_starts[from];
+        let changes = self
+            .changes
+            .par_iter()
+            .map(|changes| {
+                let mut copy = PackedChanges::default();
+                for (state, value) in changes.within(start, usize::MAX) {
+                    copy.push(state, value);
+                }
+                copy
+            })
+            .collect();
+        self.with_changes(changes, from)
+    }
+
+    /// This solution's summaries with `changes`, the levels below
+    /// `forgotten_levels` forgotten, and no mirror changes.
+    fn with_changes(&self, changes: Vec<PackedChanges>, forgotten_levels: usize) -> Solution {
+        Solution {
             level_starts: self.level_starts.clone(),
             levels: self.levels.clone(),
             changes,
             mirrored: Vec::new(),
             mirrored_levels: 0,
+            forgotten_levels,
             kernel_trials: self.kernel_trials.clone(),
             ..*self
-        };
-        self.forgotten_levels = self.levels.len();
-        taken
+        }
     }
 
     /// Panics unless the changes of states `start..` are still held.

@@ -653,17 +653,78 @@ impl OwareBook {
 /// checkpoint, and [`BookWriter::finish`] renames it into place. The result
 /// is byte for byte what [`OwareBook::write_with`] writes.
 ///
-/// The writing happens on a thread of its own, so a generation goes on with
-/// the next level while the last one goes to disk; at most one level waits
-/// its turn. A failure is reported by the next call, or by `finish`.
+/// The writing happens on a thread of its own, so the encoding (a
+/// [`LevelEncoder`]'s, say) goes on while earlier levels go to disk. A
+/// failure is reported by the next call, or by `finish`.
 pub struct BookWriter {
     path: PathBuf,
-    jobs: Option<mpsc::SyncSender<WriteJob>>,
-    thread: Option<thread::JoinHandle<Result<Appender, BookError>>>,
+    worker: Worker<WriteJob, Result<Appender, BookError>>,
     levels: usize,
     encoding: Encoding,
-    /// Time spent waiting for the writer thread to take work.
+}
+
+/// A thread working through the jobs of a bounded queue: what a
+/// [`BookWriter`] and a [`LevelEncoder`] run on.
+struct Worker<J, R> {
+    jobs: Option<mpsc::SyncSender<J>>,
+    thread: Option<thread::JoinHandle<R>>,
+    /// Time senders waited for room in the queue.
     blocked: Duration,
+}
+
+impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
+    /// Starts thread `name` running `work` on the queue's receiving end;
+    /// senders wait while `queue` jobs are waiting (0: until it takes one).
+    fn start(
+        name: &str,
+        queue: usize,
+        work: impl FnOnce(mpsc::Receiver<J>) -> R + Send + 'static,
+    ) -> Worker<J, R> {
+        let (jobs, inbox) = mpsc::sync_channel(queue);
+        let thread = thread::Builder::new()
+            .name(name.into())
+            .spawn(move || work(inbox))
+            .unwrap_or_else(|error| panic!("the {name} thread starts: {error}"));
+        Worker {
+            jobs: Some(jobs),
+            thread: Some(thread),
+            blocked: Duration::ZERO,
+        }
+    }
+
+    /// Queues `job`; false if the thread stopped taking jobs.
+    fn send(&mut self, job: J) -> bool {
+        let start = Instant::now();
+        let sent = self
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        self.blocked += start.elapsed();
+        sent
+    }
+
+    /// Closes the queue and waits for the thread: what it returned (`None`
+    /// if joined before). A panic on the thread goes on here.
+    fn join(&mut self) -> Option<R> {
+        self.jobs = None;
+        let thread = self.thread.take()?;
+        Some(
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        )
+    }
+}
+
+impl<J, R> Drop for Worker<J, R> {
+    /// Lets the thread finish what it was sent (what it returns, a failure
+    /// or a panic, is dropped with it).
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Jobs a [`BookWriter`]'s queue holds before a sender waits: a few waves
@@ -711,8 +772,7 @@ impl BookWriter {
     }
 
     fn start(path: &Path, mut appender: Appender, levels: usize, encoding: Encoding) -> BookWriter {
-        let (jobs, inbox) = mpsc::sync_channel(QUEUED_JOBS);
-        let thread = thread::spawn(move || {
+        let worker = Worker::start("book writer", QUEUED_JOBS, move |inbox| {
             for job in inbox {
                 match job {
                     WriteJob::Begin(meta, table_len) => appender.begin_section(meta, table_len)?,
@@ -726,11 +786,9 @@ impl BookWriter {
         });
         BookWriter {
             path: path.to_owned(),
-            jobs: Some(jobs),
-            thread: Some(thread),
+            worker,
             levels,
             encoding,
-            blocked: Duration::ZERO,
         }
     }
 
@@ -795,20 +853,23 @@ impl BookWriter {
     }
 
     /// Time the callers so far waited for the writer thread to take work
-    /// (it writes one level while the next is solved, and a level's first
-    /// stretches while the rest are encoded).
+    /// (it writes a level's first stretches while the rest are encoded).
     pub fn blocked(&self) -> Duration {
-        self.blocked
+        self.worker.blocked
     }
 
     /// Makes the levels appended so far, which must be all of `generated`'s,
     /// the book on disk (once the writer gets to it).
     pub fn commit(&mut self, generated: &Generated) -> Result<(), BookError> {
-        assert_eq!(self.levels, generated.solution.levels.len());
-        self.send(WriteJob::Commit(OwareBook::params(
-            generated,
-            self.encoding,
-        )))
+        let params = OwareBook::params(generated, self.encoding);
+        self.commit_params(generated.solution.levels.len(), params)
+    }
+
+    /// [`BookWriter::commit`] of a generation of `levels` levels whose
+    /// parameters are `params`.
+    fn commit_params(&mut self, levels: usize, params: [u64; PARAMS]) -> Result<(), BookError> {
+        assert_eq!(self.levels, levels, "every level committed is appended");
+        self.send(WriteJob::Commit(params))
     }
 
     /// Renames the book to `path` (replacing any file there) once what was
@@ -828,13 +889,7 @@ impl BookWriter {
     }
 
     fn send(&mut self, job: WriteJob) -> Result<(), BookError> {
-        let start = Instant::now();
-        let sent = self
-            .jobs
-            .as_ref()
-            .is_some_and(|jobs| jobs.send(job).is_ok());
-        self.blocked += start.elapsed();
-        match sent {
+        match self.worker.send(job) {
             true => Ok(()),
             // The thread stopped: it failed.
             false => self.wait().map(drop),
@@ -844,25 +899,12 @@ impl BookWriter {
     /// Closes the queue and waits for the thread: its appender, or its error
     /// (once; after that, that it stopped).
     fn wait(&mut self) -> Result<Appender, BookError> {
-        self.jobs = None;
-        match self.thread.take() {
-            Some(thread) => thread.join().expect("the book writer thread panicked"),
-            None => Err(BookError::Io {
+        self.worker.join().unwrap_or_else(|| {
+            Err(BookError::Io {
                 path: self.path.clone(),
                 source: io::Error::other("the book writer stopped at an earlier error"),
-            }),
-        }
-    }
-}
-
-impl Drop for BookWriter {
-    /// Lets the thread finish what it was sent (a failure, or a panic, is
-    /// dropped with it).
-    fn drop(&mut self) {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+            })
+        })
     }
 }
 
@@ -872,18 +914,15 @@ impl Drop for BookWriter {
 /// A generation hands each level's changes over ([`Solution::take_changes`])
 /// and goes on with the next level at once: the encoding takes the CPU time
 /// the generation's threads leave idle between their parallel steps, and
-/// shares the cores with them otherwise; only the last level's encoding is
-/// left once the generation is done. (At idle priority, Linux's
+/// shares the cores with them otherwise; only the last hand-over is left to
+/// encode once the generation is done. (At idle priority, Linux's
 /// `SCHED_IDLE`, the sweeps lost more than the encoding gained: 16 seeds
 /// took longer than encoding after each level.) A hand-over waits while the
 /// encoder is busy with the one before: a generation a whole level ahead of
-/// it waits, and at most two levels' changes are held for it.
+/// it waits, and at most two hand-overs' changes are held for it.
 pub struct LevelEncoder {
-    jobs: Option<mpsc::SyncSender<EncodeJob>>,
-    thread: Option<thread::JoinHandle<Encoded>>,
+    worker: Worker<EncodeJob, Encoded>,
     encoding: Encoding,
-    /// Time callers waited for the encoder to take a job.
-    waited: Duration,
 }
 
 /// Levels to encode and append, then to commit with these parameters.
@@ -900,99 +939,85 @@ pub struct Encoded {
     /// The first failure (the levels after it were dropped).
     pub result: Result<(), BookError>,
     /// Time spent encoding, not counting waits for the writer.
-    pub encoding: Duration,
+    pub encode_time: Duration,
 }
 
 impl LevelEncoder {
-    /// Starts an encoder of `threads` threads for `writer`.
+    /// Starts an encoder of `threads` threads (and one more handing their
+    /// work out) for `writer`.
     pub fn start(mut writer: BookWriter, threads: usize) -> LevelEncoder {
         let encoding = writer.encoding;
-        let (jobs, inbox) = mpsc::sync_channel::<EncodeJob>(0);
-        let thread = thread::Builder::new()
-            .name("book encoder".into())
-            .spawn(move || {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("book encoder {i}"))
-                    .build()
-                    .expect("the encoder's threads start");
-                let (mut result, mut encoding) = (Ok(()), Duration::ZERO);
-                for job in inbox {
-                    if result.is_err() {
-                        // A failed book takes no more levels.
-                        continue;
-                    }
-                    let (start, blocked) = (Instant::now(), writer.blocked);
-                    result = pool
-                        .install(|| {
-                            job.levels
-                                .clone()
-                                .try_for_each(|level| writer.append_level(&job.changes, level))
-                        })
-                        .and_then(|()| match job.commit {
-                            Some(params) => writer.send(WriteJob::Commit(params)),
-                            None => Ok(()),
-                        });
-                    encoding += start.elapsed() - (writer.blocked - blocked);
+        let worker = Worker::start("book encoder", 0, move |inbox| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("book encoder {i}"))
+                .build()
+                .expect("the encoder's threads start");
+            let (mut result, mut encode_time) = (Ok(()), Duration::ZERO);
+            for job in inbox {
+                let EncodeJob {
+                    changes,
+                    levels,
+                    commit,
+                } = job;
+                if result.is_err() {
+                    // A failed book takes no more levels.
+                    continue;
                 }
-                Encoded {
-                    writer,
-                    result,
-                    encoding,
-                }
-            })
-            .expect("the encoder's thread starts");
-        LevelEncoder {
-            jobs: Some(jobs),
-            thread: Some(thread),
-            encoding,
-            waited: Duration::ZERO,
-        }
+                let (start, blocked) = (Instant::now(), writer.blocked());
+                let end = levels.end;
+                result = pool
+                    .install(|| {
+                        levels
+                            .into_iter()
+                            .try_for_each(|level| writer.append_level(&changes, level))
+                    })
+                    .and_then(|()| match commit {
+                        Some(params) => writer.commit_params(end, params),
+                        None => Ok(()),
+                    });
+                encode_time += start.elapsed() - (writer.blocked() - blocked);
+            }
+            Encoded {
+                writer,
+                result,
+                encode_time,
+            }
+        });
+        LevelEncoder { worker, encoding }
     }
 
     /// Hands over levels `levels` of `changes` (a solution holding their
     /// changes), to be encoded and appended in order after those handed over
     /// before; with `commit` (the generation so far, those levels its last),
     /// the book of the levels so far is committed once they are written.
+    /// Waits while the encoder is busy with the hand-over before.
     pub fn append(&mut self, changes: Solution, levels: Range<usize>, commit: Option<&Generated>) {
         let commit = commit.map(|generated| {
             assert_eq!(generated.solution.levels.len(), levels.end);
             OwareBook::params(generated, self.encoding)
         });
-        let start = Instant::now();
-        if let Some(jobs) = &self.jobs {
-            // A thread that stopped panicked: `finish` says so.
-            let _ = jobs.send(EncodeJob {
-                changes,
-                levels,
-                commit,
-            });
+        let job = EncodeJob {
+            changes,
+            levels,
+            commit,
+        };
+        if !self.worker.send(job) {
+            // The thread takes jobs until the queue closes: it panicked,
+            // and `join` goes on with that panic here.
+            self.worker.join();
         }
-        self.waited += start.elapsed();
     }
 
     /// Time [`LevelEncoder::append`] waited for the encoder to take a job.
     pub fn waited(&self) -> Duration {
-        self.waited
+        self.worker.blocked
     }
 
     /// Waits until every level handed over is encoded and given to the
     /// writer (not necessarily written: [`BookWriter::finish`] waits for that).
     pub fn finish(mut self) -> Encoded {
-        self.jobs = None;
-        let thread = self.thread.take().expect("finished once");
-        thread.join().expect("the book encoder panicked")
-    }
-}
-
-impl Drop for LevelEncoder {
-    /// Lets the thread finish what it was handed (its writer, and any
-    /// failure, are dropped with it).
-    fn drop(&mut self) {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.worker.join().expect("an encoder finishes once")
     }
 }
 
