@@ -239,9 +239,9 @@ fn book_failure(error: BookError) -> CliError {
 /// encoder works on it, the encoded stretches queued for the writer and four
 /// layers of the top level; with cache sweeps, the change lists of every
 /// level (and a copy of the level below's for the encoder), the top level's
-/// child cache (31 bytes a board) and reverse edges. Time grows with the seed count as more turns
-/// keep changing and the layers outgrow the CPU caches. Cache sweeps: fitted
-/// to runs of 12 to 16 seeds on an AMD Zen 3.
+/// child cache (31 bytes a board) and reverse edges. Time grows with the
+/// seed count as more turns keep changing and the layers outgrow the CPU
+/// caches. Cache sweeps: fitted to runs of 12 to 16 seeds on an AMD Zen 3.
 struct Estimate {
     memory: u64,
     book: u64,

@@ -362,11 +362,16 @@ impl PackedChanges {
 
     /// Drops the changes of states below `state`.
     pub fn drop_below(&mut self, state: usize) {
-        let mut kept = PackedChanges::default();
+        *self = self.copied_from(state);
+    }
+
+    /// A copy of the changes of states from `state` on, packed anew.
+    pub fn copied_from(&self, state: usize) -> PackedChanges {
+        let mut copy = PackedChanges::default();
         for (s, value) in self.within(state, usize::MAX) {
-            kept.push(s, value);
+            copy.push(s, value);
         }
-        *self = kept;
+        copy
     }
 
     /// Appends every change of `changes` (all above the states pushed before).

@@ -351,13 +351,7 @@ impl Solution {
         let changes = self
             .changes
             .par_iter()
-            .map(|changes| {
-                let mut copy = PackedChanges::default();
-                for (state, value) in changes.within(start, usize::MAX) {
-                    copy.push(state, value);
-                }
-                copy
-            })
+            .map(|changes| changes.copied_from(start))
             .collect();
         self.with_changes(changes, from)
     }
