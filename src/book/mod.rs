@@ -26,6 +26,9 @@
 //! whole by [`write()`], or section by section by an [`Appender`], whose file
 //! is a complete book of the sections committed so far (a checkpoint).
 
+mod direct;
+
+use direct::DirectWriter;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::fmt;
@@ -525,6 +528,9 @@ fn header_bytes(game: [u8; 4], params: &[u64], sections: &[SectionInfo]) -> Vec<
 pub struct Appender {
     path: PathBuf,
     file: File,
+    /// The same file opened for direct writes of section bytes, where the
+    /// file system takes them (see [`direct`]).
+    direct: Option<DirectWriter>,
     game: [u8; 4],
     params: usize,
     sections: Vec<SectionInfo>,
@@ -585,6 +591,7 @@ impl Appender {
         Ok(Appender {
             path: path.to_owned(),
             file,
+            direct: DirectWriter::open(path),
             game,
             params,
             sections: Vec::new(),
@@ -639,6 +646,7 @@ impl Appender {
             Appender {
                 path: path.to_owned(),
                 file,
+                direct: DirectWriter::open(path),
                 game,
                 params: header.params.len(),
                 sections: header.sections,
@@ -691,6 +699,9 @@ impl Appender {
             file.seek(SeekFrom::Start(offset + table_len)).map(drop)
         };
         start(&mut self.file).map_err(|source| self.io_error(source))?;
+        if let Some(direct) = &mut self.direct {
+            direct.begin(offset + table_len);
+        }
         self.open = Some(OpenSection {
             offset,
             meta,
@@ -704,11 +715,18 @@ impl Appender {
 
     /// Writes the next bytes of the section begun, after its table.
     pub fn write_section(&mut self, bytes: &[u8]) -> Result<(), BookError> {
-        let Appender { file, open, .. } = self;
+        let Appender {
+            file, open, direct, ..
+        } = self;
         let open = open.as_mut().expect("a section begun");
         // On the appender's thread, not shared with the thread pool.
         open.crc.update(bytes);
         open.written += bytes.len() as u64;
+        if let Some(direct) = direct {
+            return direct
+                .write(bytes, file)
+                .map_err(|source| self.io_error(source));
+        }
         if let Err(source) = file.write_all(bytes) {
             return Err(self.io_error(source));
         }
@@ -726,6 +744,11 @@ impl Appender {
     pub fn end_section(&mut self, table: &[u8]) -> Result<(), BookError> {
         let open = self.open.take().expect("a section begun");
         assert_eq!(table.len() as u64, open.table_len, "the table's length");
+        if let Some(direct) = &mut self.direct {
+            direct
+                .flush(&self.file)
+                .map_err(|source| self.io_error(source))?;
+        }
         let mut crc = crc32fast::Hasher::new();
         crc.update(table);
         crc.combine(&open.crc);
