@@ -221,7 +221,8 @@ fn book_failure(error: BookError) -> CliError {
 
 /// What a generation of boards with up to `max_seeds` seeds is expected to
 /// take, per board, fitted to runs measured on the project's 2-core Intel
-/// Xeon (2 threads, run sweeps, level by level; peak RSS less 16 MiB):
+/// Xeon (2 threads, run sweeps, level by level; peak RSS less 16 MiB, before
+/// the book writer's 8 MiB buffer for direct writes, which is added):
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
@@ -254,7 +255,7 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (16 << 20) + per_board(20.2 + 2.5 * above_12.max(0.0)),
+                (24 << 20) + per_board(20.2 + 2.5 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (
