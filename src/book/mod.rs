@@ -722,10 +722,26 @@ impl Appender {
         // On the appender's thread, not shared with the thread pool.
         open.crc.update(bytes);
         open.written += bytes.len() as u64;
-        if let Some(direct) = direct {
-            return direct
-                .write(bytes, file)
-                .map_err(|source| self.io_error(source));
+        if let Some(writer) = direct {
+            let written = writer.write(bytes, file).and_then(|()| {
+                if !writer.refused() {
+                    return Ok(false);
+                }
+                // Refused after all: the rest the plain way, from where
+                // these bytes end.
+                writer.flush(file)?;
+                let end = open.offset + open.table_len + open.written;
+                file.seek(SeekFrom::Start(end)).map(|_| true)
+            });
+            match written {
+                Ok(false) => return Ok(()),
+                Ok(true) => {
+                    *direct = None;
+                    open.flushing = open.written;
+                    return Ok(());
+                }
+                Err(source) => return Err(self.io_error(source)),
+            }
         }
         if let Err(source) = file.write_all(bytes) {
             return Err(self.io_error(source));
@@ -843,4 +859,49 @@ fn read_u32(bytes: &[u8], at: usize) -> u32 {
 
 fn read_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// An appender whose direct writes are refused part way through a
+    /// section (here: a descriptor that cannot write) goes on plainly, from
+    /// where the refused bytes end, and its book is byte for byte the one
+    /// written whole.
+    #[test]
+    fn refused_direct_writes_fall_back_to_plain_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book");
+        let game = *b"TEST";
+        let first: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let second: Vec<u8> = (0..5_000u32).map(|i| (i * 13 + 1) as u8).collect();
+        let mut appender = Appender::create(&path, game, 1).unwrap();
+        appender.direct = Some(DirectWriter::on(File::open(&path).unwrap()));
+        appender.begin_section([1, 2], 40).unwrap();
+        for piece in first[40..].chunks(999) {
+            appender.write_section(piece).unwrap();
+        }
+        assert!(appender.direct.is_none(), "refused, then given up");
+        appender.end_section(&first[..40]).unwrap();
+        appender
+            .append(SectionData {
+                meta: [3, 4],
+                bytes: &second,
+            })
+            .unwrap();
+        appender.finish(&[9], &dir.path().join("done")).unwrap();
+        let sections = [
+            SectionData {
+                meta: [1, 2],
+                bytes: &first,
+            },
+            SectionData {
+                meta: [3, 4],
+                bytes: &second,
+            },
+        ];
+        let written = std::fs::read(dir.path().join("done")).unwrap();
+        assert!(written == to_bytes(game, &[9], &sections));
+    }
 }
