@@ -723,25 +723,19 @@ impl Appender {
         open.crc.update(bytes);
         open.written += bytes.len() as u64;
         if let Some(writer) = direct {
-            let written = writer.write(bytes, file).and_then(|()| {
-                if !writer.refused() {
-                    return Ok(false);
-                }
+            let end = open.offset + open.table_len + open.written;
+            let mut written = writer.write(bytes, file);
+            if written.is_ok() && writer.refused() {
                 // Refused after all: the rest the plain way, from where
                 // these bytes end.
-                writer.flush(file)?;
-                let end = open.offset + open.table_len + open.written;
-                file.seek(SeekFrom::Start(end)).map(|_| true)
-            });
-            match written {
-                Ok(false) => return Ok(()),
-                Ok(true) => {
+                written = writer.flush(file);
+                if written.is_ok() {
                     *direct = None;
                     open.flushing = open.written;
-                    return Ok(());
+                    written = file.seek(SeekFrom::Start(end)).map(drop);
                 }
-                Err(source) => return Err(self.io_error(source)),
             }
+            return written.map_err(|source| self.io_error(source));
         }
         if let Err(source) = file.write_all(bytes) {
             return Err(self.io_error(source));
