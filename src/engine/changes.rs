@@ -680,6 +680,16 @@ impl Iterator for Decoder<'_> {
 mod tests {
     use super::*;
 
+    /// A xorshift generator of test data from `seed` (not 0).
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn packed_changes_round_trip_and_find_ranges() {
         // Gaps of every LEB128 length, values of both signs, across sync points.
@@ -812,11 +822,9 @@ mod tests {
         let mut all = Vec::new();
         let mut packed = PackedChanges::default();
         let mut state = 0u32;
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
         for i in 0..20_000u32 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let seed = random();
             let gap = match seed % 41 {
                 // Around change 10,000, every gap is 0 or 1 (for the windows below).
                 _ if (9_900..10_100).contains(&i) => seed >> 8 & 1,
@@ -934,13 +942,7 @@ mod tests {
                 "push_differences: AVX-512 packing skipped (this CPU lacks it); portable only"
             );
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut random = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         // Densities from none to every board, lengths off the block size,
         // gaps between calls of one to five LEB128 bytes, enough changes
         // for many sync points.
