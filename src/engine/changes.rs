@@ -404,8 +404,14 @@ impl PackedChanges {
 
     /// The changes of states in `start..end`, ascending, as (state, value).
     pub fn within(&self, start: usize, end: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
-        // The last sync point whose base is at most `start`: every change
-        // before it is of a state below its base, so below `start`.
+        self.decoder_near(start)
+            .skip_while(move |&(state, _)| (state as usize) < start)
+            .take_while(move |&(state, _)| (state as usize) < end)
+    }
+
+    /// A decoder from the last sync point whose base is at most `start`:
+    /// every change before it is of a state below its base, so below `start`.
+    fn decoder_near(&self, start: usize) -> Decoder<'_> {
         let sync = self.sync.partition_point(|&(base, _)| base <= start as u64);
         let (base, at) = sync.checked_sub(1).map_or((0, 0), |i| self.sync[i]);
         Decoder {
@@ -413,8 +419,6 @@ impl PackedChanges {
             at,
             next_base: base,
         }
-        .skip_while(move |&(state, _)| (state as usize) < start)
-        .take_while(move |&(state, _)| (state as usize) < end)
     }
 
     /// Writes the new values of the changes of states in
@@ -434,13 +438,7 @@ impl PackedChanges {
         // Every list starts with a sync point at its first change.
         debug_assert!(self.sync.first().is_none_or(|&sync| sync == (0, 0)));
         if syncs.len() < 2 * WRITE_PIECE_SYNCS {
-            let (base, at) = syncs.first().copied().unwrap_or((0, self.bytes.len()));
-            let decoder = Decoder {
-                bytes: &self.bytes,
-                at,
-                next_base: base,
-            };
-            decoder.write_range(layer, start);
+            self.decoder_near(start).write_range(layer, start);
             return;
         }
         // Piece i decodes from its sync point (base, byte offset) up to the
@@ -474,13 +472,7 @@ impl PackedChanges {
     /// A cursor over the changes of states from `start` on, to read in
     /// ascending stretches ([`ChangeCursor::take_below`]).
     pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
-        let sync = self.sync.partition_point(|&(base, _)| base <= start as u64);
-        let (base, at) = sync.checked_sub(1).map_or((0, 0), |i| self.sync[i]);
-        let mut decoder = Decoder {
-            bytes: &self.bytes,
-            at,
-            next_base: base,
-        };
+        let mut decoder = self.decoder_near(start);
         let mut next = decoder.next();
         while next.is_some_and(|(state, _)| (state as usize) < start) {
             next = decoder.next();
@@ -780,6 +772,21 @@ mod tests {
         }
     }
 
+    /// Checks that `packed` (the changes `all`) written into `layer`, the
+    /// values of the states from `start` on, sets the states in its range to
+    /// their changes' values and leaves the others.
+    fn assert_written(packed: &PackedChanges, all: &[(u32, i8)], mut layer: Vec<i8>, start: usize) {
+        let len = layer.len();
+        let mut expected = layer.clone();
+        for &(s, v) in all {
+            if (start..start + len).contains(&(s as usize)) {
+                expected[s as usize - start] = v;
+            }
+        }
+        packed.write_to(&mut layer, start);
+        assert!(layer == expected, "{start} + {len}");
+    }
+
     #[test]
     fn written_changes_are_those_in_range() {
         // Enough changes for parallel pieces, gaps of one to three bytes.
@@ -802,15 +809,8 @@ mod tests {
             (last + 1, 10),
             (3, 0),
         ] {
-            let mut layer: Vec<i8> = (0..len).map(|i| (i % 97) as i8).collect();
-            let mut expected = layer.clone();
-            for &(s, v) in &all {
-                if (start..start + len).contains(&(s as usize)) {
-                    expected[s as usize - start] = v;
-                }
-            }
-            packed.write_to(&mut layer, start);
-            assert!(layer == expected, "{start} + {len}");
+            let layer = (0..len).map(|i| (i % 97) as i8).collect();
+            assert_written(&packed, &all, layer, start);
         }
     }
 
@@ -869,15 +869,7 @@ mod tests {
             .map(|(from, len)| (middle + from, len))
             .chain(halves)
         {
-            let mut layer = vec![i8::MIN; len];
-            let mut expected = layer.clone();
-            for &(s, v) in &all {
-                if (start..start + len).contains(&(s as usize)) {
-                    expected[s as usize - start] = v;
-                }
-            }
-            packed.write_to(&mut layer, start);
-            assert!(layer == expected, "{start} + {len}");
+            assert_written(&packed, &all, vec![i8::MIN; len], start);
         }
     }
 
