@@ -241,18 +241,19 @@ pub(crate) fn pack_avx512(
     false
 }
 
-/// Asks the CPU to bring the cache line holding `bytes[at]` in (nothing if
+/// Asks the CPU to bring the cache line holding `items[at]` in (nothing if
 /// `at` is past the end, or on targets without a prefetch instruction): for
-/// readers of many streams at once, more than the hardware prefetchers track.
+/// readers of many streams at once, more than the hardware prefetchers
+/// track, or of scattered items whose addresses are known ahead.
 #[inline(always)]
-pub fn prefetch(bytes: &[u8], at: usize) {
+pub fn prefetch<T>(items: &[T], at: usize) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(byte) = bytes.get(at) {
+    if let Some(item) = items.get(at) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: a prefetch is a hint that reads nothing and never faults;
         // SSE, which has it, is part of every x86-64 CPU.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(byte).cast()) };
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (bytes, at);
+    let _ = (items, at);
 }

@@ -13,6 +13,8 @@
 
 use super::{MirrorRows, RowProgram};
 use crate::engine::PackedChanges;
+use crate::games::oware::board::SIDE;
+use crate::kernels::prefetch;
 use crate::kernels::rows::Run;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,15 +37,25 @@ pub(super) struct ListColumns {
     children: Vec<Child>,
     /// Per list, where its slots start in `slot_starts`; one extra entry.
     list_slots: Vec<u32>,
-    /// Per (list, slot), where its offsets start in `parent_starts`; one
-    /// extra entry. A slot's offsets cover the child row's columns up to
-    /// the last one read, plus one.
+    /// Per (list, slot), where its child columns start in `parents`; one
+    /// extra entry. A slot's entries cover the child row's columns up to
+    /// the last one read.
     slot_starts: Vec<u32>,
-    /// Per (list, slot) and child column, where its readers start in `parents`.
-    parent_starts: Vec<u32>,
-    /// Reading columns, ascending per child column.
+    /// Per (list, slot) and child column: the column reading it, if one
+    /// does (nearly always); `MANY | i` if several do, the `i`th entry of
+    /// `many` their count and the columns after it. Meaningless where
+    /// `read` has no bit.
     parents: Vec<u32>,
+    many: Vec<u32>,
+    /// Bit `i` set when some column reads the child column of `parents[i]`:
+    /// most child columns are read by no column of a given list (its
+    /// opponent sides hold fewer seeds than the child's), and these bits,
+    /// a 32nd of `parents`, answer that from cache.
+    read: Vec<u64>,
 }
+
+/// Marks a [`ListColumns::parents`] entry as an index into `many`.
+const MANY: u32 = 1 << 31;
 
 impl ListColumns {
     /// Adds a list (in the order of [`crate::kernels::rows::RunLists`]),
@@ -78,14 +90,32 @@ impl ListColumns {
             pairs.sort_unstable();
             let width = pairs.last().map_or(0, |&(dst, _)| dst as usize + 1);
             let mut next = pairs.iter().peekable();
-            for dst in 0..=width as u32 {
-                self.parent_starts.push(self.parents.len() as u32);
+            let mut reading = Vec::new();
+            for dst in 0..width as u32 {
+                reading.clear();
                 while let Some(&&(_, src)) = next.peek().filter(|p| p.0 == dst) {
-                    self.parents.push(src);
+                    reading.push(src);
                     next.next();
                 }
+                let at = self.parents.len();
+                self.parents.push(match reading[..] {
+                    [] => 0,
+                    [src] => src,
+                    _ => {
+                        let many = MANY | u32::try_from(self.many.len()).expect("32-bit offsets");
+                        self.many.push(reading.len() as u32);
+                        self.many.extend_from_slice(&reading);
+                        many
+                    }
+                });
+                if self.read.len() <= at / 64 {
+                    self.read.push(0);
+                }
+                if !reading.is_empty() {
+                    self.read[at / 64] |= 1 << (at % 64);
+                }
             }
-            self.slot_starts.push(self.parent_starts.len() as u32);
+            self.slot_starts.push(self.parents.len() as u32);
         }
         self.list_slots.push(self.slot_starts.len() as u32 - 1);
     }
@@ -96,20 +126,36 @@ impl ListColumns {
         self.children[self.child_starts[list as usize] as usize + column]
     }
 
-    /// The columns of list `list` whose slot-`slot` child is column `dst`.
+    /// Where list `list`'s slot `slot` is in `slot_starts`: what
+    /// [`Self::parent_index`] takes.
     #[inline]
-    fn parents(&self, list: u32, slot: usize, dst: usize) -> &[u32] {
-        let at = self.list_slots[list as usize] as usize + slot;
+    fn slot_at(&self, list: u32, slot: u8) -> u32 {
+        self.list_slots[list as usize] + u32::from(slot)
+    }
+
+    /// Where the readers of child column `dst` of slot `slot_at` (from
+    /// [`Self::slot_at`]) are in `parents`, or `None` if no column of the
+    /// slot's list reads it.
+    #[inline]
+    fn parent_index(&self, slot_at: u32, dst: usize) -> Option<usize> {
+        let at = slot_at as usize;
         let (from, to) = (
             self.slot_starts[at] as usize,
             self.slot_starts[at + 1] as usize,
         );
-        // `to - from` offsets: one per child column read, plus the end.
-        if dst + 1 >= to - from {
-            return &[];
+        let index = from + dst;
+        (dst < to - from && self.read[index / 64] & (1 << (index % 64)) != 0).then_some(index)
+    }
+
+    /// The reading columns from [`Self::parent_index`]'s `index`.
+    #[inline]
+    fn parents(&self, index: usize) -> &[u32] {
+        let parent = &self.parents[index];
+        if parent & MANY == 0 {
+            return std::slice::from_ref(parent);
         }
-        let offsets = &self.parent_starts[from + dst..from + dst + 2];
-        &self.parents[offsets[0] as usize..offsets[1] as usize]
+        let at = (parent & !MANY) as usize;
+        &self.many[at + 1..][..self.many[at] as usize]
     }
 
     /// Bytes held.
@@ -118,27 +164,32 @@ impl ListColumns {
             + (self.child_starts.len()
                 + self.list_slots.len()
                 + self.slot_starts.len()
-                + self.parent_starts.len()
-                + self.parents.len())
+                + self.parents.len()
+                + self.many.len())
                 * 4
+            + self.read.len() * 8
     }
 }
 
 /// A level's program inverted: per mirror row, the child rows of the program
-/// that read it, as indices into [`RowProgram::bases`].
+/// that read it, each as its program row's first board and its run list's
+/// slot (from [`ListColumns::slot_at`]).
 pub(super) struct Readers {
-    /// Per mirror row, where its readers start in `bases`; one extra entry.
+    /// Per mirror row, where its readers start in `readers`; one extra entry.
     starts: Vec<u32>,
-    bases: Vec<u32>,
-    /// Per base: its program row, run list and slot.
-    owners: Vec<(u32, u32, u8)>,
+    readers: Vec<(u32, u32)>,
 }
 
 impl Readers {
     /// Inverts `program`, whose base `i` reads mirror row `base_rows[i]`
-    /// (of `mirror_rows` rows).
-    pub(super) fn new(program: &RowProgram, base_rows: &[u32], mirror_rows: usize) -> Readers {
-        let mut owners = vec![(0, 0, 0); program.bases.len()];
+    /// (of `mirror_rows` rows), with the run lists of `columns`.
+    pub(super) fn new(
+        program: &RowProgram,
+        columns: &ListColumns,
+        base_rows: &[u32],
+        mirror_rows: usize,
+    ) -> Readers {
+        let mut owners = vec![(0, 0); program.bases.len()];
         for row in 0..program.rows() {
             let moves = program.row_moves[row] as usize..program.row_moves[row + 1] as usize;
             for k in moves {
@@ -148,7 +199,10 @@ impl Readers {
                     .get(k + 1)
                     .map_or(program.bases.len(), |m| m.first_base as usize);
                 for (slot, owner) in owners[first..end].iter_mut().enumerate() {
-                    *owner = (row as u32, program.moves[k].list, slot as u8);
+                    *owner = (
+                        program.row_starts[row],
+                        columns.slot_at(program.moves[k].list, slot as u8),
+                    );
                 }
             }
         }
@@ -160,16 +214,12 @@ impl Readers {
             starts[i + 1] += starts[i];
         }
         let mut next = starts.clone();
-        let mut bases = vec![0u32; base_rows.len()];
-        for (i, &row) in base_rows.iter().enumerate() {
-            bases[next[row as usize] as usize] = i as u32;
+        let mut readers = vec![(0, 0); base_rows.len()];
+        for (&row, &owner) in base_rows.iter().zip(&owners) {
+            readers[next[row as usize] as usize] = owner;
             next[row as usize] += 1;
         }
-        Readers {
-            starts,
-            bases,
-            owners,
-        }
+        Readers { starts, readers }
     }
 }
 
@@ -188,6 +238,13 @@ pub(super) struct Frontier<'a> {
 
 /// Positions of changed mirror values handled per parallel task.
 const POSITIONS_PER_TASK: usize = 1 << 12;
+
+/// Changed positions followed back to their readers together (see
+/// [`Frontier::sweep`]).
+const MARK_BATCH: usize = 128;
+
+/// Boards recomputed together (see [`Frontier::recompute`]).
+const RECOMPUTE_BATCH: usize = 64;
 
 /// Bitmap words of boards recomputed per parallel task.
 const WORDS_PER_TASK: usize = 1 << 10;
@@ -234,14 +291,31 @@ impl<'a> Frontier<'a> {
             .par_chunks(POSITIONS_PER_TASK)
             .with_max_len(1)
             .for_each(|positions| {
-                for (row, column) in self.mirror_rows.cells(positions.iter().copied()) {
-                    let readers =
-                        self.readers.starts[row] as usize..self.readers.starts[row + 1] as usize;
-                    for &base in &self.readers.bases[readers] {
-                        let (reader, list, slot) = self.readers.owners[base as usize];
-                        let first = program.row_starts[reader as usize] as usize;
-                        for &src in self.columns.parents(list, usize::from(slot), column) {
-                            let board = first + src as usize;
+                // In batches, each pass prefetching what the next reads:
+                // where a child column's readers are, then the readers.
+                let columns = self.columns;
+                let mut cells = self.mirror_rows.cells(positions.iter().copied());
+                let mut found = Vec::new();
+                loop {
+                    found.clear();
+                    let mut taken = 0;
+                    for (row, column) in cells.by_ref().take(MARK_BATCH) {
+                        taken += 1;
+                        let readers = self.readers.starts[row] as usize
+                            ..self.readers.starts[row + 1] as usize;
+                        for &(first, slot_at) in &self.readers.readers[readers] {
+                            if let Some(index) = columns.parent_index(slot_at, column) {
+                                prefetch(&columns.parents, index);
+                                found.push((first, index));
+                            }
+                        }
+                    }
+                    if taken == 0 {
+                        break;
+                    }
+                    for &(first, index) in &found {
+                        for &src in columns.parents(index) {
+                            let board = first as usize + src as usize;
                             dirty[board / 64].fetch_or(1 << (board % 64), Ordering::Relaxed);
                         }
                     }
@@ -259,6 +333,7 @@ impl<'a> Frontier<'a> {
                     .row_starts
                     .partition_point(|&start| start as usize <= first)
                     - 1;
+                let mut batch = Vec::with_capacity(RECOMPUTE_BATCH);
                 for (w, word) in dirty.iter().enumerate() {
                     // Taken and cleared for the next turn (a plain store:
                     // marking is over).
@@ -268,19 +343,19 @@ impl<'a> Frontier<'a> {
                     }
                     recomputed += bits.count_ones() as usize;
                     while bits != 0 {
-                        let i = 64 * w + bits.trailing_zeros() as usize;
+                        let board = first + 64 * w + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        let board = first + i;
                         while program.row_starts[row + 1] as usize <= board {
                             row += 1;
                         }
-                        let value = self.recompute(row, board, mirror);
-                        values[i] = value;
-                        if value != previous[board] {
-                            changes.push((self.offset + board) as u32, value);
+                        batch.push((board as u32, row as u32));
+                        if batch.len() == RECOMPUTE_BATCH {
+                            self.recompute(&batch, mirror, previous, first, values, &mut changes);
+                            batch.clear();
                         }
                     }
                 }
+                self.recompute(&batch, mirror, previous, first, values, &mut changes);
                 (changes, recomputed)
             })
             .collect();
@@ -289,21 +364,107 @@ impl<'a> Frontier<'a> {
         (changes, recomputed)
     }
 
-    /// The value of `board` (of program row `row`) from the mirror layer.
-    #[inline]
-    fn recompute(&self, row: usize, board: usize, mirror: &[i8]) -> i8 {
-        let program = self.program;
-        let column = board - program.row_starts[row] as usize;
-        let moves =
-            &program.moves[program.row_moves[row] as usize..program.row_moves[row + 1] as usize];
-        moves
-            .iter()
-            .map(|m| {
-                let child = self.columns.child(m.list, column);
+    /// Recomputes `boards` (each with its program row, ascending) from the
+    /// mirror layer into `values` (the level's boards from `first`), adding
+    /// to `changes` those that differ from `previous`. In three passes over
+    /// the batch, each prefetching what the next reads, so that the
+    /// scattered reads of many boards overlap instead of each waiting on
+    /// the one before (what each child is, then the child's value).
+    fn recompute(
+        &self,
+        boards: &[(u32, u32)],
+        mirror: &[i8],
+        previous: &[i8],
+        first: usize,
+        values: &mut [i8],
+        changes: &mut PackedChanges,
+    ) {
+        let (program, columns) = (self.program, self.columns);
+        let moves = |row: u32| {
+            let row = row as usize;
+            &program.moves[program.row_moves[row] as usize..program.row_moves[row + 1] as usize]
+        };
+        let column = |board: u32, row: u32| (board - program.row_starts[row as usize]) as usize;
+        for &(board, row) in boards {
+            let column = column(board, row);
+            for m in moves(row) {
+                prefetch(
+                    &columns.children,
+                    columns.child_starts[m.list as usize] as usize + column,
+                );
+            }
+            prefetch(previous, board as usize);
+        }
+        let mut children = [(0u32, 0i8); RECOMPUTE_BATCH * SIDE];
+        let mut n = 0;
+        for &(board, row) in boards {
+            let column = column(board, row);
+            for m in moves(row) {
+                let child = columns.child(m.list, column);
                 let base = program.bases[m.first_base as usize + usize::from(child.slot)];
-                child.capture as i8 - mirror[base as usize + child.dst as usize]
-            })
-            .max()
-            .unwrap_or(program.no_move[row])
+                let at = base + child.dst;
+                prefetch(mirror, at as usize);
+                children[n] = (at, child.capture as i8);
+                n += 1;
+            }
+        }
+        let mut children = children[..n].iter();
+        for &(board, row) in boards {
+            let value = children
+                .by_ref()
+                .take(moves(row).len())
+                .map(|&(at, capture)| capture - mirror[at as usize])
+                .max()
+                .unwrap_or(program.no_move[row as usize]);
+            let board = board as usize;
+            values[board - first] = value;
+            if value != previous[board] {
+                changes.push((self.offset + board) as u32, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RunPlan;
+
+    #[test]
+    fn parents_are_the_columns_reading_each_child_column() {
+        let columns = RunPlan::new(10).columns;
+        let (mut read, mut several) = (0, 0);
+        for list in 0..columns.child_starts.len() - 1 {
+            let from = columns.child_starts[list] as usize;
+            let children = &columns.children[from..columns.child_starts[list + 1] as usize];
+            let slots = columns.list_slots[list + 1] - columns.list_slots[list];
+            for slot in 0..slots as u8 {
+                let slot_at = columns.slot_at(list as u32, slot);
+                let widest = children
+                    .iter()
+                    .map(|c| c.dst as usize + 2)
+                    .max()
+                    .unwrap_or(0);
+                for dst in 0..widest {
+                    // The columns whose child in this slot is `dst`, by looking.
+                    let reading: Vec<u32> = (0..children.len() as u32)
+                        .filter(|&src| {
+                            let child = children[src as usize];
+                            child.slot == slot && child.dst as usize == dst
+                        })
+                        .collect();
+                    let found = columns
+                        .parent_index(slot_at, dst)
+                        .map_or(&[][..], |index| columns.parents(index));
+                    assert_eq!(found, reading, "list {list}, slot {slot}, column {dst}");
+                    read += usize::from(!reading.is_empty());
+                    several += usize::from(reading.len() > 1);
+                }
+            }
+        }
+        // Both kinds of entry were checked.
+        assert!(
+            read > 1000 && several > 10,
+            "{read} read, {several} by several"
+        );
     }
 }

@@ -958,7 +958,7 @@ fn solve_level(
     let mut dirty_mirror = vec![0u64; mirror_rows.rows().div_ceil(64)];
     let mut sweep_rows = vec![0u64; program.rows().div_ceil(64)];
     // Which boards read each mirror position, for frontier turns.
-    let readers = Readers::new(&program, &base_rows, mirror_rows.rows());
+    let readers = Readers::new(&program, &plan.columns, &base_rows, mirror_rows.rows());
     let frontier = Frontier::new(&program, &plan.columns, &readers, &mirror_rows, offset);
     let mut mode = TurnMode::Dense;
 
