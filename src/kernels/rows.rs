@@ -218,6 +218,18 @@ impl RowProgram {
         self.no_move.len()
     }
 
+    /// Where row `row`'s moves are in `moves`.
+    #[inline(always)]
+    pub fn move_range(&self, row: usize) -> Range<usize> {
+        self.row_moves[row] as usize..self.row_moves[row + 1] as usize
+    }
+
+    /// Row `row`'s moves.
+    #[inline(always)]
+    pub fn moves_of(&self, row: usize) -> &[RowMove] {
+        &self.moves[self.move_range(row)]
+    }
+
     /// Splits the rows into consecutive ranges of about `positions` each.
     pub fn row_ranges(&self, positions: usize) -> Vec<Range<usize>> {
         let mut ranges = Vec::new();
@@ -374,8 +386,7 @@ pub(super) fn sweep<A: ApplyRun>(
         let start = program.row_starts[row] as usize - first;
         let end = program.row_starts[row + 1] as usize - first;
         let row_out = &mut out[start..end];
-        let moves =
-            &program.moves[program.row_moves[row] as usize..program.row_moves[row + 1] as usize];
+        let moves = program.moves_of(row);
         if moves.is_empty() {
             row_out.fill(program.no_move[row]);
         }

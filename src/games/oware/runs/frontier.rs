@@ -123,7 +123,13 @@ impl ListColumns {
     /// What column `column` of list `list` reads.
     #[inline(always)]
     fn child(&self, list: u32, column: usize) -> Child {
-        self.children[self.child_starts[list as usize] as usize + column]
+        self.children[self.child_index(list, column)]
+    }
+
+    /// Where [`Self::child`] finds column `column` of list `list` in `children`.
+    #[inline(always)]
+    fn child_index(&self, list: u32, column: usize) -> usize {
+        self.child_starts[list as usize] as usize + column
     }
 
     /// Where list `list`'s slot `slot` is in `slot_starts`: what
@@ -191,8 +197,7 @@ impl Readers {
     ) -> Readers {
         let mut owners = vec![(0, 0); program.bases.len()];
         for row in 0..program.rows() {
-            let moves = program.row_moves[row] as usize..program.row_moves[row + 1] as usize;
-            for k in moves {
+            for k in program.move_range(row) {
                 let first = program.moves[k].first_base as usize;
                 let end = program
                     .moves
@@ -294,13 +299,10 @@ impl<'a> Frontier<'a> {
                 // In batches, each pass prefetching what the next reads:
                 // where a child column's readers are, then the readers.
                 let columns = self.columns;
-                let mut cells = self.mirror_rows.cells(positions.iter().copied());
                 let mut found = Vec::new();
-                loop {
+                for batch in positions.chunks(MARK_BATCH) {
                     found.clear();
-                    let mut taken = 0;
-                    for (row, column) in cells.by_ref().take(MARK_BATCH) {
-                        taken += 1;
+                    for (row, column) in self.mirror_rows.cells(batch.iter().copied()) {
                         let readers = self.readers.starts[row] as usize
                             ..self.readers.starts[row + 1] as usize;
                         for &(first, slot_at) in &self.readers.readers[readers] {
@@ -309,9 +311,6 @@ impl<'a> Frontier<'a> {
                                 found.push((first, index));
                             }
                         }
-                    }
-                    if taken == 0 {
-                        break;
                     }
                     for &(first, index) in &found {
                         for &src in columns.parents(index) {
@@ -380,18 +379,12 @@ impl<'a> Frontier<'a> {
         changes: &mut PackedChanges,
     ) {
         let (program, columns) = (self.program, self.columns);
-        let moves = |row: u32| {
-            let row = row as usize;
-            &program.moves[program.row_moves[row] as usize..program.row_moves[row + 1] as usize]
-        };
+        let moves = |row: u32| program.moves_of(row as usize);
         let column = |board: u32, row: u32| (board - program.row_starts[row as usize]) as usize;
         for &(board, row) in boards {
             let column = column(board, row);
             for m in moves(row) {
-                prefetch(
-                    &columns.children,
-                    columns.child_starts[m.list as usize] as usize + column,
-                );
+                prefetch(&columns.children, columns.child_index(m.list, column));
             }
             prefetch(previous, board as usize);
         }

@@ -553,7 +553,7 @@ fn mark_rows_to_sweep(
             *bits = 0;
             let mut boards = 0;
             for row in word * 64..((word + 1) * 64).min(program.rows()) {
-                let moves = program.row_moves[row] as usize..program.row_moves[row + 1] as usize;
+                let moves = program.move_range(row);
                 let Some(first) = program.moves.get(moves.start).filter(|_| !moves.is_empty())
                 else {
                     continue; // no moves: the same value every turn
