@@ -26,12 +26,14 @@
 //! packed ([`PackedChanges`], about 2 bytes a change): they are what bounds
 //! the largest book a machine can generate.
 
+mod awake;
 mod cache;
 mod changes;
 mod layer;
 mod reverse;
 mod solve;
 
+pub use awake::keep_awake;
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
 pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};

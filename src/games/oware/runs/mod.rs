@@ -42,7 +42,7 @@ use super::board::{Board, HOUSES, SIDE};
 use super::index::BoardIndex;
 use super::rules::play;
 use crate::engine::{
-    zeroed_layer, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
+    keep_awake, zeroed_layer, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
 };
 use crate::index::{next_arrangement, CompositionIndex};
 use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
@@ -821,7 +821,10 @@ impl RunSolver {
             reports.iter().for_each(&mut observer);
             solution
         } else {
-            solve(&mut observer)
+            // Turns of a few parallel steps each, a few hundred
+            // microseconds apiece: the other workers wait awake between
+            // them instead of being woken for each.
+            keep_awake(|| solve(&mut observer))
         };
         if !keep_mirror {
             // Nothing is solved after the top level: its layers need not
