@@ -13,6 +13,7 @@
 
 use rayon::Yield;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Runs `f` on this thread while every other worker of the current pool
 /// busy-waits for work (taking what `f`'s parallel steps leave them)
@@ -26,34 +27,33 @@ pub fn keep_awake<R>(f: impl FnOnce() -> R) -> R {
         Some(index) if rayon::current_num_threads() > 1 => index,
         _ => return f(),
     };
-    let done = AtomicBool::new(false);
+    let done = Arc::new(AtomicBool::new(false));
     /// Sets `done` however `f` ends, so that no waiter is left spinning.
-    struct Done<'a>(&'a AtomicBool);
-    impl Drop for Done<'_> {
+    struct Done(Arc<AtomicBool>);
+    impl Drop for Done {
         fn drop(&mut self) {
             self.0.store(true, Ordering::Release);
         }
     }
-    rayon::in_place_scope(|scope| {
-        let done = &done;
-        // A waiter on every worker. This one's runs when it next looks for
-        // work (in a join within `f`, or at the end of the scope) and must
-        // not wait there: `f` could not go on until it returned.
-        scope.spawn_broadcast(move |_, context| {
-            if context.index() == leader {
-                return;
+    let _done = Done(Arc::clone(&done));
+    // A waiter on every worker, in no scope: nothing waits for them to
+    // end, so a worker busy with other work when `f` ends (and that only
+    // then finds its waiter, and drops it) holds nothing up. This worker's
+    // own waiter runs when it next looks for work, in a join within `f` or
+    // after it, and must not wait there: `f` could not go on.
+    rayon::spawn_broadcast(move |context| {
+        if context.index() == leader {
+            return;
+        }
+        while !done.load(Ordering::Acquire) {
+            if rayon::yield_now() != Some(Yield::Executed) {
+                // Nothing to take: the core goes to any other runnable
+                // thread (the book encoder's share it).
+                std::thread::yield_now();
             }
-            while !done.load(Ordering::Acquire) {
-                if rayon::yield_now() != Some(Yield::Executed) {
-                    // Nothing to take: the core goes to any other runnable
-                    // thread (the book encoder's share it).
-                    std::thread::yield_now();
-                }
-            }
-        });
-        let _done = Done(done);
-        f()
-    })
+        }
+    });
+    f()
 }
 
 #[cfg(test)]
@@ -100,6 +100,46 @@ mod tests {
         assert_eq!(
             pool.install(|| (0..1000u32).into_par_iter().sum::<u32>()),
             499_500
+        );
+    }
+
+    #[test]
+    fn returns_while_another_worker_is_busy_elsewhere() {
+        use std::sync::atomic::AtomicU8;
+        use std::time::{Duration, Instant};
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        // 0: not started, 1: busy, 2: released, 3: gave up waiting.
+        let state = Arc::new(AtomicU8::new(0));
+        let value = pool.install(|| {
+            let busy = Arc::clone(&state);
+            // Occupies the other worker until released (or 10 s pass).
+            rayon::spawn(move || {
+                busy.store(1, Ordering::Release);
+                let start = Instant::now();
+                while busy.load(Ordering::Acquire) == 1 {
+                    if start.elapsed() > Duration::from_secs(10) {
+                        busy.store(3, Ordering::Release);
+                    }
+                    std::hint::spin_loop();
+                }
+            });
+            while state.load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+            }
+            // Its waiter cannot start until the busy job ends: keep_awake
+            // must not wait for it.
+            let value = keep_awake(|| 7);
+            let _ = state.compare_exchange(1, 2, Ordering::AcqRel, Ordering::Acquire);
+            value
+        });
+        assert_eq!(value, 7);
+        assert_eq!(
+            state.load(Ordering::Acquire),
+            2,
+            "keep_awake waited for the busy worker"
         );
     }
 }
