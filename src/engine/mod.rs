@@ -33,7 +33,7 @@ mod layer;
 mod reverse;
 mod solve;
 
-pub use awake::keep_awake;
+pub(crate) use awake::Awake;
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
 pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};

@@ -15,6 +15,7 @@
 //! sweeps densely while many states change and switches to the frontier once
 //! few do; all modes give identical results.
 
+use super::awake::Awake;
 use super::cache::{MoveCache, LANES};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::layer::zeroed_layer;
@@ -488,7 +489,11 @@ pub fn solve<const MOVES: usize>(
     let mut frontier_turns = 0;
     let mut picker = KernelPicker::new(options.kernel);
 
+    // Each turn is a few parallel steps: the other workers wait for them
+    // awake.
+    let awake = Awake::start();
     for turn in 1..=options.turn_limit {
+        awake.rearm();
         let known_before = std::mem::replace(&mut known_now, known_at(&all_changes, turn));
         // Blocks of closed levels hold the same values in both buffers, so a
         // block straddling the boundary may be recomputed harmlessly.
@@ -565,6 +570,7 @@ pub fn solve<const MOVES: usize>(
             break;
         }
     }
+    drop(awake);
 
     let elapsed = start.elapsed();
     for solution in &mut solved_levels[closed.max(fixed)..] {

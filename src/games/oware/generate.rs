@@ -193,16 +193,13 @@ pub fn extend(
         generated.cache_bytes = generated.cache_bytes.max(cache.heap_bytes());
         let level_starts = batch_index.level_starts();
         let solution = std::mem::replace(&mut generated.solution, Solution::empty());
-        let solve = || {
+        generated.solution =
             engine::solve(&cache, level_starts, solution, solve_options, |report| {
                 observer(Progress::Turn {
                     seeds: seeds.clone(),
                     report,
                 })
-            })
-        };
-        // Each turn is a few parallel steps: the idle workers wait awake.
-        generated.solution = engine::keep_awake(solve);
+            });
         drop(cache);
         level_done(&mut generated, last, options, start, &mut observer);
     }

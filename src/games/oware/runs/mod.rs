@@ -42,7 +42,7 @@ use super::board::{Board, HOUSES, SIDE};
 use super::index::BoardIndex;
 use super::rules::play;
 use crate::engine::{
-    keep_awake, zeroed_layer, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
+    zeroed_layer, Awake, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
 };
 use crate::index::{next_arrangement, CompositionIndex};
 use crate::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
@@ -821,10 +821,7 @@ impl RunSolver {
             reports.iter().for_each(&mut observer);
             solution
         } else {
-            // Turns of a few parallel steps each, a few hundred
-            // microseconds apiece: the other workers wait awake between
-            // them instead of being woken for each.
-            keep_awake(|| solve(&mut observer))
+            solve(&mut observer)
         };
         if !keep_mirror {
             // Nothing is solved after the top level: its layers need not
@@ -984,7 +981,12 @@ fn solve_level(
     let ranges = program.row_ranges(SWEEP_CHUNK_STATES);
     let mut last_change = 1;
     let mut turns = 0;
+    // Turns of a few parallel steps each, a few hundred microseconds
+    // apiece: the other workers wait for them awake instead of being woken
+    // for each.
+    let awake = Awake::start();
     for turn in 1..=turn_limit {
+        awake.rearm();
         let mut swept_states = states;
         if !matches!(mode, TurnMode::Dense) {
             // Boards left alone keep layer `turn - 1`: bring `values` there
@@ -1114,6 +1116,7 @@ fn solve_level(
             break;
         }
     }
+    drop(awake);
     let elapsed = start.elapsed();
     // Trailing turns that changed nothing anywhere are not kept.
     let last = solution
