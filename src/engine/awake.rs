@@ -9,7 +9,8 @@
 //! (measured on the project's machine: a `join` of two empty closures takes
 //! 5 us while the other worker is awake, 21-23 us after 20-100 us of
 //! idleness and 86 us after 1 ms). [`Awake`] sends each other worker a
-//! *waiter* that looks for work, busy-waiting, instead of sleeping.
+//! *waiter* that looks for work, busy-waiting, instead of sleeping. A
+//! worker busy elsewhere runs its waiter only once it next looks for work.
 //!
 //! A waiter is a job like any other, so a worker may also find it while it
 //! waits, inside a job, for another (rayon runs queued jobs there): the
@@ -130,8 +131,10 @@ impl Drop for Awake {
 }
 
 /// Takes and runs the pool's jobs until `done`, or until none came for
-/// [`IDLE_LIMIT`]; between two looks the thread yields its core to any
-/// other runnable thread.
+/// [`IDLE_LIMIT`]; between two looks it calls `sched_yield`. Under Linux's
+/// scheduler that lets another runnable thread in but keeps this one
+/// runnable, with its share of the core: a waiter costs the book
+/// encoder's threads some of theirs.
 fn wait(done: &AtomicBool) {
     let mut last_job = Instant::now();
     while !done.load(Ordering::Acquire) {
