@@ -202,3 +202,35 @@ fn changes_taken_level_by_level_are_the_whole_solution() {
     }
     assert!(whole.changes.iter().map(|c| c.len()).sum::<usize>() > 100_000);
 }
+
+#[test]
+fn run_sweeps_on_a_pools_workers_give_the_same_book() {
+    // The CLI solves on a worker of its pool, where each turn of a level
+    // large enough is shared out and the other workers wait for the next
+    // step awake (engine::awake); from outside a pool, as above, neither
+    // happens. Ten seeds: levels 7..=10 are shared out. Three threads on a
+    // machine of two cores leave a waiter with no core of its own.
+    let max_seeds = 10;
+    let reference = Sha256::digest(OwareBook::to_bytes(&generate_levels(
+        max_seeds,
+        SweepMode::Dense,
+        false,
+    )));
+    for threads in 1..=3 {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for _ in 0..2 {
+            let generated = pool.install(|| {
+                assert!(rayon::current_thread_index().is_some());
+                generate_with(max_seeds, SweepMode::Runs)
+            });
+            assert_eq!(
+                Sha256::digest(OwareBook::to_bytes(&generated)),
+                reference,
+                "{threads} threads"
+            );
+        }
+    }
+}
