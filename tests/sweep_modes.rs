@@ -208,7 +208,7 @@ fn run_sweeps_on_a_pools_workers_give_the_same_book() {
     // The CLI solves on a worker of its pool, where each turn of a level
     // large enough is shared out and the other workers wait for the next
     // step awake (engine::awake); from outside a pool, as above, neither
-    // happens. Ten seeds: levels 7..=10 are shared out. Three threads on a
+    // happens. Ten seeds: levels 6..=10 are shared out. Three threads on a
     // machine of two cores leave a waiter with no core of its own.
     let max_seeds = 10;
     let reference = Sha256::digest(OwareBook::to_bytes(&generate_levels(

@@ -742,7 +742,8 @@ impl Layers {
 /// waiting ([`Awake`]); below this they cost more than a second core gains.
 /// Measured at 9 seeds, alternating runs (medians of 31): 0.068 s with
 /// levels under 100,000 boards on one thread (levels 0..=8), 0.063 with
-/// 10,000 (levels 7 and 8 shared out), 0.062-0.063 with 2,000 or 30,000.
+/// 10,000 (levels 6, 7 and 8 shared out: 12,376, 31,824 and 75,582
+/// boards), 0.062-0.063 with 2,000 or 30,000.
 const SMALL_LEVEL: usize = 10_000;
 
 impl RunSolver {
