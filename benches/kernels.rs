@@ -15,7 +15,8 @@
 //!   in moves.
 //! - `packing/<variant>`: the change list from layer 20 to layer 21 of all
 //!   2,704,156 boards, packed 2,048 boards at a time as the sweeps pack
-//!   theirs, on one thread; `portable` and, where the CPU has it, `avx512`;
+//!   theirs, on one thread; `portable` and, where the CPU has them, `avx2`
+//!   and `avx512`;
 //!   throughput in boards.
 //!
 //! Every variant's output is checked against the scalar (or portable) one's
@@ -29,7 +30,7 @@ use endbook::games::oware::movegen::GeneratedMove;
 use endbook::games::oware::runs::{LevelRows, RunSolver};
 use endbook::games::oware::{Board, BoardIndex, MoveGen};
 use endbook::kernels::rows::RowSweep;
-use endbook::kernels::{Kernel, KernelChoice, LAYER_PADDING};
+use endbook::kernels::{Kernel, KernelChoice, Packing, LAYER_PADDING};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Duration;
@@ -202,35 +203,30 @@ fn row_sweeps(
 /// The changes from `old` to `new` packed by each packing variant.
 fn packing(c: &mut Criterion, old: &[i8], new: &[i8]) {
     const SPAN: usize = 2048;
-    let pack = |portable: bool| {
+    let pack = |packing: Packing| {
         let mut changes = PackedChanges::default();
         for (i, (old, new)) in old.chunks(SPAN).zip(new.chunks(SPAN)).enumerate() {
-            match portable {
-                true => changes.push_differences_portable(i * SPAN, old, new),
-                false => changes.push_differences(i * SPAN, old, new),
-            }
+            packing.push_differences(&mut changes, i * SPAN, old, new);
         }
         changes
     };
-    let expected = pack(true);
+    let expected = pack(Packing::Portable);
     assert!(!expected.is_empty() && expected.iter().all(|(s, v)| new[s as usize] == v));
     let mut group = c.benchmark_group("packing");
     group.throughput(Throughput::Elements(old.len() as u64));
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
-    let mut variants = vec![("portable", true)];
-    if endbook::kernels::change_packing() != "portable" {
-        variants.push((endbook::kernels::change_packing(), false));
-    } else {
-        eprintln!("packing: no AVX-512 VBMI2 on this CPU, portable only");
-    }
-    for (name, portable) in variants {
+    for packing in Packing::ALL {
+        if !packing.is_supported() {
+            eprintln!("packing: {packing} skipped (this CPU lacks it)");
+            continue;
+        }
         assert!(
-            pack(portable) == expected,
-            "{name} packed different changes"
+            pack(packing) == expected,
+            "{packing} packed different changes"
         );
-        group.bench_function(name, |b| b.iter(|| pack(black_box(portable))));
+        group.bench_function(packing.name(), |b| b.iter(|| pack(black_box(packing))));
     }
     group.finish();
 }

@@ -162,16 +162,15 @@ impl PackedChanges {
     /// Appends a change for every board where `new` differs from `old`
     /// (the values of boards `first_state..`), ascending. Compares 64
     /// boards at a time: most of a layer repeats the previous one. With
-    /// AVX-512 VBMI2 (runtime detection), a block's changes are packed by
-    /// compressing its bytes, with no loop over them.
+    /// AVX-512 VBMI2 or AVX2 (runtime detection, [`crate::kernels::Packing`]),
+    /// a block's changes are packed with no loop over them.
+    #[inline]
     pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
-        if !crate::kernels::pack_avx512(self, first_state, old, new) {
-            self.push_differences_portable(first_state, old, new);
-        }
+        crate::kernels::packing().push_differences(self, first_state, old, new);
     }
 
-    /// [`PackedChanges::push_differences`] without AVX-512, whatever the
-    /// CPU: the oracle its AVX-512 path is tested against.
+    /// [`PackedChanges::push_differences`] without vector packing, whatever
+    /// the CPU: the oracle its vector paths are tested against.
     pub fn push_differences_portable(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
         self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
     }
@@ -923,23 +922,27 @@ mod tests {
 
     #[test]
     fn vector_packing_matches_the_portable_one_byte_for_byte() {
-        #[cfg(target_arch = "x86_64")]
-        let vector = crate::kernels::has_byte_compress();
-        #[cfg(not(target_arch = "x86_64"))]
-        let vector = false;
-        if vector {
-            eprintln!("push_differences: AVX-512 packing checked against the portable one");
-        } else {
-            eprintln!(
-                "push_differences: AVX-512 packing skipped (this CPU lacks it); portable only"
-            );
+        use crate::kernels::Packing;
+        let vectors: Vec<Packing> = Packing::available()
+            .filter(|&p| p != Packing::Portable)
+            .collect();
+        for packing in Packing::ALL.into_iter().skip(1) {
+            match vectors.contains(&packing) {
+                true => eprintln!(
+                    "push_differences: {packing} packing checked against the portable one"
+                ),
+                false => {
+                    eprintln!("push_differences: {packing} packing skipped (this CPU lacks it)")
+                }
+            }
         }
         let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         // Densities from none to every board, lengths off the block size,
         // gaps between calls of one to five LEB128 bytes, enough changes
         // for many sync points.
-        for percent in [0, 1, 10, 50, 100] {
-            let (mut auto, mut portable) = (PackedChanges::default(), PackedChanges::default());
+        for percent in [0, 1, 10, 25, 50, 90, 100] {
+            let mut vector = vec![PackedChanges::default(); vectors.len()];
+            let mut portable = PackedChanges::default();
             let mut expected = Vec::new();
             let mut first = 0usize;
             for call in 0..400 {
@@ -952,19 +955,38 @@ mod tests {
                         false => v,
                     })
                     .collect();
-                auto.push_differences(first, &old, &new);
+                for (packing, changes) in vectors.iter().zip(&mut vector) {
+                    packing.push_differences(changes, first, &old, &new);
+                }
                 portable.push_differences_portable(first, &old, &new);
                 for i in (0..len).filter(|&i| old[i] != new[i]) {
                     expected.push(((first + i) as u32, new[i]));
                 }
                 first += len + [0, 1, 200, 40_000, 3_000_000][call % 5];
             }
-            assert_eq!(auto.bytes, portable.bytes, "{percent}%");
-            assert_eq!(auto.sync, portable.sync, "{percent}%");
-            assert_eq!(
-                (auto.len, auto.next_base),
-                (portable.len, portable.next_base)
-            );
+            for (packing, changes) in vectors.iter().zip(&vector) {
+                // (Not assert_eq: the lists are long.)
+                let first_difference = changes
+                    .bytes
+                    .iter()
+                    .zip(&portable.bytes)
+                    .position(|(a, b)| a != b);
+                assert!(
+                    changes.bytes == portable.bytes,
+                    "{packing} {percent}%: {} bytes against {}, first difference at {first_difference:?}",
+                    changes.bytes.len(),
+                    portable.bytes.len()
+                );
+                assert!(
+                    changes.sync == portable.sync,
+                    "{packing} {percent}%: sync points"
+                );
+                assert_eq!(
+                    (changes.len, changes.next_base),
+                    (portable.len, portable.next_base),
+                    "{packing} {percent}%"
+                );
+            }
             assert_eq!(portable.iter().collect::<Vec<_>>(), expected, "{percent}%");
             assert_eq!(portable.len(), expected.len());
         }

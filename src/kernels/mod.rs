@@ -8,9 +8,10 @@
 //! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states; in row sweeps, 32-byte runs and a `vpgatherdd` per 8 columns of the short runs' stretches | when the CPU has AVX2 (runtime detection) |
 //!
 //! Packing a layer's changes ([`PackedChanges::push_differences`], in every
-//! sweep) has an AVX-512 path of its own (`vpcompressb`, VBMI2), taken
-//! whenever runtime detection finds it: it packs exactly the bytes of the
-//! portable path ([`change_packing`] says which runs).
+//! sweep) has vector paths of its own ([`Packing`]): AVX-512 byte
+//! compression (`vpcompressb`, VBMI2) where runtime detection finds it,
+//! else AVX2 compares and a table of `pshufb` shuffles; each packs exactly
+//! the bytes of the portable path ([`change_packing`] says which runs).
 //!
 //! A [`Kernel`] can only be made for a kind the running CPU supports, so
 //! holding one is the proof the unsafe AVX2 path needs. It is a small `Copy`
@@ -192,53 +193,145 @@ impl fmt::Display for Kernel {
     }
 }
 
+/// How change lists are packed ([`PackedChanges::push_differences`]): every
+/// variant packs exactly the same bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Packing {
+    /// A loop over each 64-board block's changes; the oracle.
+    Portable,
+    /// AVX2 compares, then eight lanes at a time by a table of shuffles.
+    Avx2,
+    /// AVX-512 byte compression (`vpcompressb`, VBMI2).
+    Avx512,
+}
+
+impl Packing {
+    /// Every variant, slowest first: the last one the CPU supports is the
+    /// one [`Packing::detected`] takes (on the project's machines each
+    /// beats the one before; `benches/kernels.rs`, group `packing`).
+    pub const ALL: [Packing; 3] = [Packing::Portable, Packing::Avx2, Packing::Avx512];
+
+    /// Short name, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Packing::Portable => "portable",
+            Packing::Avx2 => "avx2",
+            Packing::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether the running CPU can run this variant (detected once).
+    pub fn is_supported(self) -> bool {
+        match self {
+            Packing::Portable => true,
+            Packing::Avx2 => has_avx2_packing(),
+            Packing::Avx512 => has_byte_compress(),
+        }
+    }
+
+    /// Every variant the running CPU supports.
+    pub fn available() -> impl Iterator<Item = Packing> {
+        Packing::ALL.into_iter().filter(|p| p.is_supported())
+    }
+
+    /// The fastest variant the running CPU supports.
+    pub fn detected() -> Packing {
+        Packing::available().last().unwrap_or(Packing::Portable)
+    }
+
+    /// [`PackedChanges::push_differences`] by this variant.
+    ///
+    /// # Panics
+    ///
+    /// If the running CPU does not support it.
+    #[inline]
+    pub fn push_differences(
+        self,
+        changes: &mut PackedChanges,
+        first_state: usize,
+        old: &[i8],
+        new: &[i8],
+    ) {
+        assert!(self.is_supported(), "{} packing on this CPU", self.name());
+        match self {
+            Packing::Portable => changes.push_differences_portable(first_state, old, new),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has the features the kernel needs (asserted).
+            Packing::Avx2 => unsafe {
+                x86_64::avx2_pack::push_differences(changes, first_state, old, new)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Packing::Avx512 => unsafe {
+                x86_64::avx512::push_differences(changes, first_state, old, new)
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            Packing::Avx2 | Packing::Avx512 => unreachable!("supported only on x86-64"),
+        }
+    }
+}
+
+impl fmt::Display for Packing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Whether the running CPU can pack change lists with AVX-512 byte
 /// compression (F, BW, VBMI, VBMI2, and the bit counts POPCNT, LZCNT,
 /// BMI1 that every such CPU has); detected once.
-#[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn has_byte_compress() -> bool {
+fn has_byte_compress() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vbmi")
+                && std::is_x86_feature_detected!("avx512vbmi2")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::is_x86_feature_detected!("lzcnt")
+                && std::is_x86_feature_detected!("bmi1")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether the running CPU can pack change lists with AVX2 (and POPCNT,
+/// LZCNT, BMI1, which every AVX2 CPU has); detected once.
+#[inline]
+fn has_avx2_packing() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::is_x86_feature_detected!("lzcnt")
+                && std::is_x86_feature_detected!("bmi1")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The variant [`PackedChanges::push_differences`] takes on this CPU,
+/// detected once.
+#[inline]
+pub(crate) fn packing() -> Packing {
     use std::sync::OnceLock;
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vbmi")
-            && std::is_x86_feature_detected!("avx512vbmi2")
-            && std::is_x86_feature_detected!("popcnt")
-            && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("bmi1")
-    })
+    static DETECTED: OnceLock<Packing> = OnceLock::new();
+    *DETECTED.get_or_init(Packing::detected)
 }
 
 /// How [`PackedChanges::push_differences`] packs changes on this CPU, for
-/// reports: `"avx512"` (byte compression) or `"portable"`.
+/// reports: `"avx512"`, `"avx2"` or `"portable"`.
 pub fn change_packing() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    if has_byte_compress() {
-        return "avx512";
-    }
-    "portable"
-}
-
-/// [`PackedChanges::push_differences`] by AVX-512 byte compression, if the
-/// running CPU has it ([`has_byte_compress`]); returns whether it did.
-#[inline]
-pub(crate) fn pack_avx512(
-    changes: &mut PackedChanges,
-    first_state: usize,
-    old: &[i8],
-    new: &[i8],
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if has_byte_compress() {
-        // SAFETY: the CPU has the features the kernel needs (just detected).
-        unsafe { x86_64::avx512::push_differences(changes, first_state, old, new) };
-        return true;
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (changes, first_state, old, new);
-    false
+    packing().name()
 }
 
 /// Asks the CPU to bring the cache line holding `items[at]` in (nothing if

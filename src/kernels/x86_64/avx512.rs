@@ -46,29 +46,10 @@ const fn interleave(half: usize) -> [u8; 64] {
 const INTERLEAVE_LOW: [u8; 64] = interleave(0);
 const INTERLEAVE_HIGH: [u8; 64] = interleave(1);
 
-/// [`PackedChanges::push_differences`] with AVX-512.
-///
-/// # Safety
-///
-/// The CPU must support AVX-512 F, BW, VBMI and VBMI2, POPCNT, LZCNT and
-/// BMI1. (Everything else is checked: the packing loop is safe code.)
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,lzcnt,bmi1")]
-pub(crate) unsafe fn push_differences(
-    changes: &mut PackedChanges,
-    first_state: usize,
-    old: &[i8],
-    new: &[i8],
-) {
-    // Closures, which take on this function's target features: calling the
-    // kernels from them is safe and inlines.
-    changes.push_blocks(
-        first_state,
-        old,
-        new,
-        |old, new| differing(old, new),
-        |differ, new, out| pairs(differ, new, out),
-    );
-}
+push_differences_with!(
+    "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,lzcnt,bmi1",
+    "AVX-512 F, BW, VBMI and VBMI2, POPCNT, LZCNT and BMI1"
+);
 
 /// A bit per byte where `old` and `new` differ.
 #[inline]
