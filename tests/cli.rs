@@ -50,6 +50,19 @@ fn book_arg() -> &'static str {
     book().to_str().unwrap()
 }
 
+/// `endbook oware probe` of `board` with `turns` left in the 6-seed book.
+fn probe(turns: &str, board: &str) -> Output {
+    endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "--turns",
+        turns,
+        board,
+    ])
+}
+
 /// Asserts exit code 2 and a single `endbook:` line on stderr containing `needle`.
 fn assert_input_error(out: &Output, needle: &str) {
     let stderr = text(&out.stderr);
@@ -102,15 +115,7 @@ fn generate_prints_a_table_per_level() {
 #[test]
 fn probe_shows_value_moves_and_best_move() {
     // Sowing house 5 makes house 6 hold 2 and captures it; house 7 keeps the opponent alive.
-    let out = endbook(&[
-        "oware",
-        "probe",
-        "--book",
-        book_arg(),
-        "--turns",
-        "1",
-        "0 0 0 0 0 1 1 1 0 0 0 0",
-    ]);
+    let out = probe("1", "0 0 0 0 0 1 1 1 0 0 0 0");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("value       +2"), "{stdout}");
@@ -120,15 +125,7 @@ fn probe_shows_value_moves_and_best_move() {
 #[test]
 fn probe_reports_the_end_of_the_game() {
     // The opponent is empty and one seed in house 0 cannot reach them.
-    let out = endbook(&[
-        "oware",
-        "probe",
-        "--book",
-        book_arg(),
-        "--turns",
-        "7",
-        "1,0,0,0,0,0,0,0,0,0,0,0",
-    ]);
+    let out = probe("7", "1,0,0,0,0,0,0,0,0,0,0,0");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("value       +1"), "{stdout}");
@@ -154,15 +151,7 @@ fn batch_prints_one_value_per_line_matching_single_probes() {
     assert_eq!(values.len(), queries.len());
     for (query, value) in queries.iter().zip(&values) {
         let (turns, board) = query.split_once(' ').unwrap();
-        let single = endbook(&[
-            "oware",
-            "probe",
-            "--book",
-            book_arg(),
-            "--turns",
-            turns,
-            board,
-        ]);
+        let single = probe(turns, board);
         let expected = format!("value       {:+}", value.parse::<i32>().unwrap());
         assert!(text(&single.stdout).contains(&expected), "{query}: {value}");
     }
@@ -182,17 +171,6 @@ fn batch_names_the_bad_line_and_fails() {
 
 #[test]
 fn malformed_boards_and_turns_exit_2() {
-    let probe = |turns: &str, board: &str| {
-        endbook(&[
-            "oware",
-            "probe",
-            "--book",
-            book_arg(),
-            "--turns",
-            turns,
-            board,
-        ])
-    };
     assert_input_error(&probe("3", "1 2 3"), "found 3");
     assert_input_error(&probe("3", "1 0 0 0 0 0 0 0 0 0 0 0 0"), "found 13");
     assert_input_error(&probe("3", "1 0 0 0 x 0 0 0 0 0 0 0"), "house 4: 'x'");
