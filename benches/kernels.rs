@@ -13,6 +13,8 @@
 //!   changes to pack: the sweep alone); throughput in state updates.
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
+//! - `transpose/`: the mirror image of the 12-seed level's layer 20, as each
+//!   dense turn of a run sweep makes it; throughput in boards.
 //! - `packing/<variant>`: the change list from layer 20 to layer 21 of all
 //!   2,704,156 boards, packed 2,048 boards at a time as the sweeps pack
 //!   theirs, on one thread; `portable` and, where the CPU has them, `avx2`
@@ -65,6 +67,7 @@ fn kernels(c: &mut Criterion) {
     rows(c, &index, &prev, &expected);
     rows_beyond_cache(c);
     packing(c, &prev[..len], &expected);
+    transpose(c, &index, &prev);
 
     let mut group = c.benchmark_group("sweep");
     group.throughput(Throughput::Elements(len as u64));
@@ -228,6 +231,36 @@ fn packing(c: &mut Criterion, old: &[i8], new: &[i8]) {
         );
         group.bench_function(packing.name(), |b| b.iter(|| pack(black_box(packing))));
     }
+    group.finish();
+}
+
+/// The mirror image of the 12-seed level's layer 20, as every dense run
+/// sweep turn makes it: checked against each board's flip first.
+fn transpose(c: &mut Criterion, index: &BoardIndex, layer: &[i8]) {
+    let first = index.level_starts()[SEEDS as usize];
+    let rows = LevelRows::new(SEEDS);
+    let values = &layer[first..first + rows.states()];
+    let mut mirror = vec![0i8; values.len()];
+    rows.transpose(values, &mut mirror);
+    for ((board, _), value) in index.boards_from(first).zip(values) {
+        let flipped = index.index(&board.flipped()) - first;
+        assert_eq!(mirror[flipped], *value, "transpose misplaced {board}");
+    }
+    let mut group = c.benchmark_group("transpose");
+    group.throughput(Throughput::Elements(values.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    group.bench_function("1-thread", |b| {
+        b.iter(|| one.install(|| rows.transpose(black_box(values), &mut mirror)))
+    });
+    group.bench_function("all-threads", |b| {
+        b.iter(|| rows.transpose(black_box(values), &mut mirror))
+    });
     group.finish();
 }
 

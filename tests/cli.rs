@@ -184,6 +184,24 @@ fn malformed_boards_and_turns_exit_2() {
 }
 
 #[test]
+fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("no-such-folder").join("out.book");
+    let nowhere = nowhere.to_str().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    for (out, needle) in [(nowhere, "there is no folder"), (folder, "is a folder")] {
+        let generate = ["oware", "generate", "--max-seeds", "2", "--out", out];
+        assert_input_error(&endbook(&generate), needle);
+        let bearoff = ["bearoff", "generate", "--checkers", "2", "--out", out];
+        assert_input_error(&endbook(&bearoff), needle);
+        let export = ["oware", "export", "--book", book_arg(), "--out", out];
+        assert_input_error(&endbook(&export), needle);
+    }
+    // Nothing was written: the folder holds nothing, not even a checkpoint.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn missing_and_foreign_books_exit_2_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.book");

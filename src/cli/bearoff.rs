@@ -2,8 +2,8 @@
 
 use super::progress::WorkProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, on_pool, CliError, KernelArg,
-    Resources,
+    available_memory, configure_threads, grouped, human_bytes, on_pool, writable_output, CliError,
+    KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -147,6 +147,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             false => format!("bearoff-{}.book", args.checkers),
         })
     });
+    writable_output(&out)?;
     let memory = options.table_bytes();
     let available = available_memory();
     let what = if args.cube {

@@ -11,6 +11,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Exact endgame books by parallel retrograde analysis.
@@ -119,6 +120,28 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
             .map_err(|e| CliError::Failure(format!("cannot start {threads} threads: {e}")))?;
     }
     Ok(rayon::current_num_threads())
+}
+
+/// Checks, before any work, that a file can be written at `path`: its
+/// folder exists and it is not itself a folder.
+fn writable_output(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::Input(format!(
+            "{} is a folder: --out names the file to write",
+            path.display()
+        )));
+    }
+    match path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        Some(folder) if !folder.is_dir() => Err(CliError::Input(format!(
+            "cannot write {}: there is no folder {}",
+            path.display(),
+            folder.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `f` on a worker thread of the pool, so that the parallel work it

@@ -2,7 +2,8 @@
 
 use super::progress::LevelProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, CliError, KernelArg, Resources,
+    available_memory, configure_threads, grouped, human_bytes, writable_output, CliError,
+    KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -288,6 +289,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
+    writable_output(&out)?;
     let threads = configure_threads(args.resources.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
     let sweep = match (args.sweep, args.all_levels_at_once) {
@@ -878,6 +880,7 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         )));
     }
     let ExportFormat::Flat = args.format;
+    writable_output(&args.out)?;
     let temporary = temporary_path(&args.out);
     let failed = |e: io::Error| {
         let _ = std::fs::remove_file(&temporary);
