@@ -186,19 +186,35 @@ fn malformed_boards_and_turns_exit_2() {
 #[test]
 fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
-    let nowhere = dir.path().join("no-such-folder").join("out.book");
-    let nowhere = nowhere.to_str().unwrap();
-    let folder = dir.path().to_str().unwrap();
-    for (out, needle) in [(nowhere, "there is no folder"), (folder, "is a folder")] {
+    let inside = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    // A folder, and a file where a folder is expected, inside `work`, so
+    // that anything written beside them would show.
+    std::fs::create_dir_all(inside("work/folder")).unwrap();
+    std::fs::write(inside("work/file"), b"not a folder").unwrap();
+    let cases = [
+        (inside("work/no-such-folder/out.book"), "there is no folder"),
+        (inside("work/folder"), "names a folder"),
+        (inside("work/new-folder/"), "names a folder"),
+        (inside("work/file/out.book"), "is not a folder"),
+    ];
+    for (out, needle) in &cases {
+        let out = out.as_str();
         let generate = ["oware", "generate", "--max-seeds", "2", "--out", out];
         assert_input_error(&endbook(&generate), needle);
+        assert_input_error(&endbook(&[&generate[..], &["--dry-run"]].concat()), needle);
         let bearoff = ["bearoff", "generate", "--checkers", "2", "--out", out];
         assert_input_error(&endbook(&bearoff), needle);
         let export = ["oware", "export", "--book", book_arg(), "--out", out];
         assert_input_error(&endbook(&export), needle);
     }
-    // Nothing was written: the folder holds nothing, not even a checkpoint.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Nothing was written: `work` holds what it held.
+    let mut names: Vec<_> = std::fs::read_dir(inside("work"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["file", "folder"]);
+    assert_eq!(std::fs::read_dir(inside("work/folder")).unwrap().count(), 0);
 }
 
 #[test]

@@ -122,12 +122,19 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
     Ok(rayon::current_num_threads())
 }
 
-/// Checks, before any work, that a file can be written at `path`: its
-/// folder exists and it is not itself a folder.
+/// Checks, before any work (a dry run included), that `path` names a file
+/// in a folder that exists: not a folder, not a name ending in a separator,
+/// not empty. (Whether the folder may be written is found when it is.)
 fn writable_output(path: &Path) -> Result<(), CliError> {
-    if path.is_dir() {
+    let raw = path.as_os_str().to_string_lossy();
+    if raw.is_empty() {
+        return Err(CliError::Input(
+            "--out is empty: it names the file to write".into(),
+        ));
+    }
+    if path.is_dir() || raw.ends_with(std::path::is_separator) {
         return Err(CliError::Input(format!(
-            "{} is a folder: --out names the file to write",
+            "{} names a folder: --out names the file to write",
             path.display()
         )));
     }
@@ -135,6 +142,11 @@ fn writable_output(path: &Path) -> Result<(), CliError> {
         .parent()
         .filter(|folder| !folder.as_os_str().is_empty())
     {
+        Some(folder) if folder.exists() && !folder.is_dir() => Err(CliError::Input(format!(
+            "cannot write {}: {} is not a folder",
+            path.display(),
+            folder.display()
+        ))),
         Some(folder) if !folder.is_dir() => Err(CliError::Input(format!(
             "cannot write {}: there is no folder {}",
             path.display(),

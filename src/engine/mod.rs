@@ -35,6 +35,8 @@ mod solve;
 
 pub(crate) use awake::Awake;
 pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
+#[cfg(test)]
+pub(crate) use changes::block_pairs;
 pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use layer::{zeroed_bytes, zeroed_layer};

@@ -199,7 +199,7 @@ impl fmt::Display for Kernel {
 pub enum Packing {
     /// A loop over each 64-board block's changes; the oracle.
     Portable,
-    /// AVX2 compares, then eight lanes at a time by a table of shuffles.
+    /// AVX2 compares, then sixteen lanes at a time by a table of shuffles.
     Avx2,
     /// AVX-512 byte compression (`vpcompressb`, VBMI2).
     Avx512,
