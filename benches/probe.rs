@@ -8,19 +8,18 @@ use endbook::games::oware::{generate, Board, Encoding, GenerateOptions, OwareBoo
 use std::hint::black_box;
 use std::time::Duration;
 
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const SEEDS: u32 = 12;
 const QUERIES: usize = 100_000;
 
 fn probe(c: &mut Criterion) {
     let generated = generate(GenerateOptions::new(SEEDS), |_| {});
     let index = endbook::games::oware::BoardIndex::new(SEEDS);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next();
     let queries: Vec<(usize, Board, u32)> = (0..QUERIES)
         .map(|_| {
             let global = (next() % index.states() as u64) as usize;

@@ -30,3 +30,5 @@ pub mod engine;
 pub mod games;
 pub mod index;
 pub mod kernels;
+#[cfg(test)]
+mod testing;

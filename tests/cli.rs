@@ -112,24 +112,34 @@ fn generate_prints_a_table_per_level() {
     assert!(info.contains("max seeds     3"), "{info}");
 }
 
+/// Asserts that probing `board` with `turns` left succeeds and prints each of `lines`.
+fn assert_probe_says(turns: &str, board: &str, lines: &[&str]) {
+    let out = probe(turns, board);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for line in lines {
+        assert!(stdout.contains(line), "expected '{line}' in: {stdout}");
+    }
+}
+
 #[test]
 fn probe_shows_value_moves_and_best_move() {
     // Sowing house 5 makes house 6 hold 2 and captures it; house 7 keeps the opponent alive.
-    let out = probe("1", "0 0 0 0 0 1 1 1 0 0 0 0");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    assert!(stdout.contains("value       +2"), "{stdout}");
-    assert!(stdout.contains("best move: 5"), "{stdout}");
+    assert_probe_says(
+        "1",
+        "0 0 0 0 0 1 1 1 0 0 0 0",
+        &["value       +2", "best move: 5"],
+    );
 }
 
 #[test]
 fn probe_reports_the_end_of_the_game() {
     // The opponent is empty and one seed in house 0 cannot reach them.
-    let out = probe("7", "1,0,0,0,0,0,0,0,0,0,0,0");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    assert!(stdout.contains("value       +1"), "{stdout}");
-    assert!(stdout.contains("no legal move"), "{stdout}");
+    assert_probe_says(
+        "7",
+        "1,0,0,0,0,0,0,0,0,0,0,0",
+        &["value       +1", "no legal move"],
+    );
 }
 
 #[test]

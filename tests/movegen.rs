@@ -8,6 +8,9 @@ use endbook::games::oware::{
 };
 use std::io::Write;
 
+mod common;
+use common::Rng;
+
 fn movegens() -> Vec<MoveGen> {
     for kind in MoveGenKind::ALL {
         if !kind.is_supported() {
@@ -47,13 +50,8 @@ fn movegens_match_the_rules_on_every_board_up_to_nine_seeds() {
 
 #[test]
 fn movegens_match_the_rules_on_random_boards_up_to_31_seeds() {
-    let mut state = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Rng(0x1234_5678_9abc_def0);
+    let mut next = move || rng.next();
     for movegen in movegens() {
         for _ in 0..200_000 {
             let total = next() % u64::from(MAX_PACKED_SEEDS + 1);

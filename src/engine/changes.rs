@@ -670,16 +670,7 @@ impl Iterator for Decoder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A xorshift generator of test data from `seed` (not 0).
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
-    }
+    use crate::testing::xorshift;
 
     #[test]
     fn packed_changes_round_trip_and_find_ranges() {

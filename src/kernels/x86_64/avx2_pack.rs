@@ -114,13 +114,7 @@ mod tests {
             eprintln!("avx2 packing skipped (this CPU lacks it)");
             return;
         }
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut random = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut random = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
         for quarter in 0..4 {
             for mask in 0..=u16::MAX {
                 let below = match mask % 3 {
