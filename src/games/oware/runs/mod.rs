@@ -390,8 +390,21 @@ impl LevelRows {
         let last_column = (first_column + TILE * TASK_TILES).min(targets.len());
         for first_column in (first_column..last_column).step_by(TILE) {
             let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
-            // 8 x 8 blocks in registers, then the ragged edges byte by byte.
+            // 8 x 8 blocks in registers: whole ones, then those of the last
+            // columns (fewer than 8, each of their targets gets 8 bytes) and
+            // of the last rows (fewer than 8, each target gets that many).
             let (full_rows, full_columns) = (sources.len() / 8 * 8, targets.len() / 8 * 8);
+            // Block (i, j) of the edges: rows `i..` (up to 8 of `sources`)
+            // from column `j` (8 bytes each, those past the tile's columns
+            // unused).
+            let edge_block = |i: usize, j: usize| {
+                let mut block = [0u64; 8];
+                for (word, &source) in block.iter_mut().zip(&sources[i..]) {
+                    *word = word_at(values, source as usize + first_column + j);
+                }
+                transpose_8x8(&mut block);
+                block
+            };
             for i in (0..full_rows).step_by(8) {
                 for j in (0..full_columns).step_by(8) {
                     let mut block = [0u64; 8];
@@ -412,18 +425,45 @@ impl LevelRows {
                         unsafe { out.write_u64(at, word) };
                     }
                 }
+                if full_columns < targets.len() {
+                    let block = edge_block(i, full_columns);
+                    for (&word, &target) in block.iter().zip(&targets[full_columns..]) {
+                        let at = target as usize + first_row + i;
+                        // SAFETY: as above.
+                        unsafe { out.write_u64(at, word) };
+                    }
+                }
             }
-            for (i, &source) in sources.iter().enumerate() {
-                let source = &values[source as usize + first_column..][..targets.len()];
-                let columns = if i < full_rows { full_columns } else { 0 };
-                for (&value, &target) in source[columns..].iter().zip(&targets[columns..]) {
-                    let at = target as usize + first_row + i;
-                    // SAFETY: as above, for one byte.
-                    unsafe { out.write(at, value) };
+            let last_rows = sources.len() - full_rows;
+            if last_rows > 0 {
+                for j in (0..targets.len()).step_by(8) {
+                    for (&word, &target) in edge_block(full_rows, j).iter().zip(&targets[j..]) {
+                        let at = target as usize + first_row + full_rows;
+                        // SAFETY: as above, for the `last_rows` bytes of
+                        // columns `first_row + full_rows..` of row `target`,
+                        // the tile's last (these are the matrix's last rows).
+                        unsafe { out.write_low_bytes(at, word, last_rows) };
+                    }
                 }
             }
         }
     }
+}
+
+/// The eight bytes of `values` from `at`, as a little-endian word; past the
+/// end of `values`, zeros.
+#[inline(always)]
+fn word_at(values: &[i8], at: usize) -> u64 {
+    let bytes: [i8; 8] = match values.get(at..at + 8) {
+        Some(bytes) => bytes.try_into().unwrap(),
+        None => {
+            let mut bytes = [0i8; 8];
+            let tail = &values[at.min(values.len())..];
+            bytes[..tail.len()].copy_from_slice(tail);
+            bytes
+        }
+    };
+    u64::from_le_bytes(bytes.map(|b| b as u8))
 }
 
 /// Transposes an 8 x 8 byte matrix held as eight little-endian rows. Read
@@ -466,20 +506,41 @@ unsafe impl Send for SharedBytes {}
 
 impl SharedBytes {
     /// # Safety
-    /// `at` must be in bounds, and no other thread may access that byte
-    /// during the parallel section.
-    #[inline(always)]
-    unsafe fn write(self, at: usize, value: i8) {
-        // SAFETY: as the caller promises.
-        unsafe { *self.0.add(at) = value };
-    }
-
-    /// # Safety
-    /// As for [`Self::write`], for the eight bytes from `at`.
+    /// `at..at + 8` must be in bounds, and no other thread may access those
+    /// bytes during the parallel section.
     #[inline(always)]
     unsafe fn write_u64(self, at: usize, word: u64) {
         // SAFETY: as the caller promises; no alignment is needed.
         unsafe { self.0.add(at).cast::<u64>().write_unaligned(word.to_le()) };
+    }
+
+    /// Writes the low `count` bytes of `word` (little-endian) from `at`, in
+    /// at most three stores.
+    ///
+    /// # Safety
+    /// `count` must be at most 8; otherwise as for [`Self::write_u64`], for
+    /// the `count` bytes from `at`.
+    #[inline(always)]
+    unsafe fn write_low_bytes(self, at: usize, word: u64, count: usize) {
+        debug_assert!(count <= 8);
+        if count == 8 {
+            // SAFETY: as the caller promises.
+            return unsafe { self.write_u64(at, word) };
+        }
+        let (mut at, mut word) = (self.0.wrapping_add(at), word);
+        // SAFETY (each store): within the `count` bytes the caller gave,
+        // since the pieces of 4, 2 and 1 bytes taken add up to `count`.
+        if count & 4 != 0 {
+            unsafe { at.cast::<u32>().write_unaligned((word as u32).to_le()) };
+            (at, word) = (at.wrapping_add(4), word >> 32);
+        }
+        if count & 2 != 0 {
+            unsafe { at.cast::<u16>().write_unaligned((word as u16).to_le()) };
+            (at, word) = (at.wrapping_add(2), word >> 16);
+        }
+        if count & 1 != 0 {
+            unsafe { *at = word as i8 };
+        }
     }
 }
 
@@ -1294,7 +1355,7 @@ mod tests {
 
     #[test]
     fn transpose_puts_each_value_at_the_flipped_board() {
-        for seeds in [0, 1, 5, 9, 12] {
+        for seeds in 0..=12 {
             let rows = LevelRows::new(seeds);
             let index = BoardIndex::new(seeds);
             let first = index.level_starts()[seeds as usize];
