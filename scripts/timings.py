@@ -2,9 +2,9 @@
 """Timing tables for endbook: criterion benches plus end-to-end `generate` runs.
 
 Runs, in one go on this machine:
-  1. `cargo bench --bench kernels --bench probe` (kernel sweeps, change
-     packing, movegens and book lookups on the 12-seed data, and the row
-     sweeps of the 16-seed level);
+  1. `cargo bench --bench kernels --bench probe` (kernel sweeps, mirror
+     transposes, change packing, movegens and book lookups on the 12-seed
+     data, and the row sweeps of the 16-seed level);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
      sweeps (the default) and on dense sweeps, on 1 thread and on all
      threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
@@ -71,8 +71,17 @@ def run_benches():
     print("running cargo bench --bench kernels --bench probe ...", file=sys.stderr)
     subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
+    return collect_benches(BENCH_GROUPS)
+
+
+# The criterion groups reported, in table order.
+BENCH_GROUPS = ["sweep", "rows", "rows16", "transpose", "packing", "movegen", "probe"]
+
+
+def collect_benches(groups):
+    """The latest criterion results of `groups`, from target/criterion."""
     rows = []
-    for group in ["sweep", "rows", "rows16", "packing", "movegen", "probe"]:
+    for group in groups:
         for estimates in sorted((CRITERION / group).glob("**/new/estimates.json")):
             bench_dir = estimates.parent
             name = bench_dir.parent.relative_to(CRITERION / group).as_posix()
@@ -202,8 +211,10 @@ def main():
                 kernel = f"book encoding {parts[0]}"
             if b["group"] == "packing":
                 kernel = f"packing {parts[0]}"
+            if b["group"] == "transpose":
+                kernel, threads = "transpose", 1 if parts[0] == "1-thread" else threads_all
             rate = b["elements"] / b["median"] if b["elements"] else ""
-            sweep = "runs" if b["group"] in ("rows", "rows16") else "dense"
+            sweep = "runs" if b["group"] in ("rows", "rows16", "transpose") else "dense"
             seeds = 16 if b["group"] == "rows16" else 12
             writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, seeds,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
