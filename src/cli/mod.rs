@@ -140,19 +140,19 @@ fn writable_output(path: &Path) -> Result<(), CliError> {
     }
     match path
         .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
+        .filter(|folder| !folder.as_os_str().is_empty() && !folder.is_dir())
     {
-        Some(folder) if folder.exists() && !folder.is_dir() => Err(CliError::Input(format!(
+        Some(folder) if folder.exists() => Err(CliError::Input(format!(
             "cannot write {}: {} is not a folder",
             path.display(),
             folder.display()
         ))),
-        Some(folder) if !folder.is_dir() => Err(CliError::Input(format!(
+        Some(folder) => Err(CliError::Input(format!(
             "cannot write {}: there is no folder {}",
             path.display(),
             folder.display()
         ))),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 

@@ -518,15 +518,11 @@ impl SharedBytes {
     /// at most three stores.
     ///
     /// # Safety
-    /// `count` must be at most 8; otherwise as for [`Self::write_u64`], for
+    /// `count` must be below 8; otherwise as for [`Self::write_u64`], for
     /// the `count` bytes from `at`.
     #[inline(always)]
     unsafe fn write_low_bytes(self, at: usize, word: u64, count: usize) {
-        debug_assert!(count <= 8);
-        if count == 8 {
-            // SAFETY: as the caller promises.
-            return unsafe { self.write_u64(at, word) };
-        }
+        debug_assert!(count < 8);
         let (mut at, mut word) = (self.0.wrapping_add(at), word);
         // SAFETY (each store): within the `count` bytes the caller gave,
         // since the pieces of 4, 2 and 1 bytes taken add up to `count`.
