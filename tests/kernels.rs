@@ -184,14 +184,14 @@ fn forced_kernels_generate_identical_books() {
 /// up to 20 child rows, with extreme values and captures. Also returns each
 /// list's runs as made (the [`RunLists`] store short ones column by column).
 fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>, Vec<Vec<Run>>) {
-    let mirror: Vec<i8> = (0..5000).map(|_| rng.value()).collect();
+    let mirror: Vec<i8> = (0..5200).map(|_| rng.value()).collect();
     let mut lists = RunLists::default();
     let mut made = Vec::new();
     let mut program = RowProgram::default();
     program.row_starts.push(0);
     program.row_moves.push(0);
     for _ in 0..rows {
-        let len = rng.below(101) as u32;
+        let len = rng.below(201) as u32;
         program.no_move.push(rng.value());
         for _ in 0..rng.below(7) {
             // Up to 4 child rows, or up to 20 (the AVX2 gathers pick
@@ -205,7 +205,10 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>,
             let mut runs = Vec::new();
             let mut src = 0;
             while src < len {
-                let run_len = (1 + rng.below(40) as u32).min(len - src);
+                // Short runs, and long ones of several whole vectors and
+                // a part of one (their last vector overlaps the one before).
+                let longest = if rng.below(4) == 0 { 130 } else { 40 };
+                let run_len = (1 + rng.below(longest) as u32).min(len - src);
                 let slot = rng.below(u64::from(slots)) as u8;
                 // Some runs read the mirror's last bytes (no room for a
                 // whole vector past them).

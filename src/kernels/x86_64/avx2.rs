@@ -139,12 +139,14 @@ struct Gathers;
 impl ApplyRun for Gathers {
     #[inline(always)]
     fn set(out: &mut [i8], source: &[i8], capture: i8) {
-        PlainLoops::set(out, source, capture);
+        // SAFETY: this runs inside `sweep_rows` only, so the CPU has AVX2.
+        unsafe { run::<true>(out, source, capture) }
     }
 
     #[inline(always)]
     fn max(out: &mut [i8], source: &[i8], capture: i8) {
-        PlainLoops::max(out, source, capture);
+        // SAFETY: as in `set`.
+        unsafe { run::<false>(out, source, capture) }
     }
 
     #[inline(always)]
@@ -172,8 +174,12 @@ impl ApplyRun for Gathers {
             PlainLoops::stretches(lists, list, bases, mirror, out, first);
             return;
         }
-        let mut starts = [0u32; 16];
-        starts[..slots].copy_from_slice(&bases[..slots]);
+        // The child rows' starts by slot, eight to a vector, loaded straight
+        // from `bases` (a copy to an array first makes the vector load
+        // wait for the copy's smaller stores).
+        // SAFETY: this runs inside `sweep_rows` only, so the CPU has AVX2;
+        // `bases` holds at least `slots` starts (indexed above).
+        let starts = unsafe { slot_starts(&bases[..slots]) };
         for stretch in stretches {
             let out = &mut out[stretch.src as usize..(stretch.src + stretch.len) as usize];
             let columns = lists.columns(stretch);
@@ -188,7 +194,7 @@ impl ApplyRun for Gathers {
                     gather8(
                         &columns,
                         at,
-                        &starts,
+                        starts,
                         slots > 8,
                         mirror,
                         &mut out[at..at + 8],
@@ -206,35 +212,133 @@ impl ApplyRun for Gathers {
     }
 }
 
+/// `out = capture - source` (`SET`) or `out = max(out, capture - source)`
+/// over a run: in 32-byte vectors and a last one overlapping the one
+/// before (16-byte ones below 32 columns), so no column is left to a
+/// scalar tail. A column computed twice gets the same value twice. The
+/// last vector's old values are loaded before anything is stored, so that
+/// no load waits on a store it overlaps.
+///
+/// # Safety
+///
+/// The CPU must support AVX2. (`out` and `source` must have the same
+/// length; the function checks it.)
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn run<const SET: bool>(out: &mut [i8], source: &[i8], capture: i8) {
+    let len = out.len();
+    assert_eq!(source.len(), len);
+    if len < 16 {
+        if SET {
+            PlainLoops::set(out, source, capture);
+        } else {
+            PlainLoops::max(out, source, capture);
+        }
+        return;
+    }
+    let (o, s) = (out.as_mut_ptr(), source.as_ptr());
+    // SAFETY: every access below lies within the `len` bytes of `out` and
+    // of `source`: vectors of 32 bytes start at most at `len - 32`, of 16
+    // at most at `len - 16`, and `len >= 16`.
+    unsafe {
+        if len >= 32 {
+            let capture = _mm256_set1_epi8(capture);
+            let last = len - 32;
+            let last_old = _mm256_loadu_si256(o.add(last).cast());
+            let mut at = 0;
+            while at + 32 <= len {
+                let score = _mm256_sub_epi8(capture, _mm256_loadu_si256(s.add(at).cast()));
+                let old = _mm256_loadu_si256(o.add(at).cast());
+                let new = if SET {
+                    score
+                } else {
+                    _mm256_max_epi8(old, score)
+                };
+                _mm256_storeu_si256(o.add(at).cast(), new);
+                at += 32;
+            }
+            if at < len {
+                let score = _mm256_sub_epi8(capture, _mm256_loadu_si256(s.add(last).cast()));
+                let new = if SET {
+                    score
+                } else {
+                    _mm256_max_epi8(last_old, score)
+                };
+                _mm256_storeu_si256(o.add(last).cast(), new);
+            }
+        } else {
+            let capture = _mm_set1_epi8(capture);
+            let last = len - 16;
+            let (first_old, last_old) = (
+                _mm_loadu_si128(o.cast()),
+                _mm_loadu_si128(o.add(last).cast()),
+            );
+            let first_score = _mm_sub_epi8(capture, _mm_loadu_si128(s.cast()));
+            let last_score = _mm_sub_epi8(capture, _mm_loadu_si128(s.add(last).cast()));
+            let (first_new, last_new) = if SET {
+                (first_score, last_score)
+            } else {
+                (
+                    _mm_max_epi8(first_old, first_score),
+                    _mm_max_epi8(last_old, last_score),
+                )
+            };
+            _mm_storeu_si128(o.cast(), first_new);
+            _mm_storeu_si128(o.add(last).cast(), last_new);
+        }
+    }
+}
+
+/// Up to 16 child row starts in two vectors: `starts[i]` in lane `i` of
+/// the first, `starts[8 + i]` in lane `i` of the second; lanes past the
+/// end hold 0. Masked loads read nothing past `starts`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2. (`starts` may have any length; past 16 are ignored.)
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn slot_starts(starts: &[u32]) -> [__m256i; 2] {
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let load = |from: usize| {
+        let count = starts.len().saturating_sub(from).min(8) as i32;
+        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes);
+        // SAFETY: the mask enables lanes `0..count` only, which lie within
+        // `starts`: a masked load reads no other memory.
+        unsafe { _mm256_maskload_epi32(starts.as_ptr().wrapping_add(from).cast(), mask) }
+    };
+    [load(0), load(8)]
+}
+
 /// Columns `at..at + 8` of a stretch into `out` (8 bytes).
 ///
 /// # Safety
 ///
 /// The CPU must support AVX2; `columns` must hold columns `at..at + 8`
 /// and `out` 8 bytes; each of these columns' slots must be below 16 (below
-/// 8 unless `high`), and `starts[slot] + dst + 4` at most `mirror.len()`,
-/// itself at most `i32::MAX`.
+/// 8 unless `high`), and the start of each one's slot (lane `slot` of
+/// `starts[0]`, or lane `slot - 8` of `starts[1]`: see [`slot_starts`])
+/// plus its `dst` plus 4 at most `mirror.len()`, itself at most `i32::MAX`.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn gather8(
     columns: &Columns<'_>,
     at: usize,
-    starts: &[u32; 16],
+    starts: [__m256i; 2],
     high: bool,
     mirror: &[i8],
     out: &mut [i8],
     first: bool,
 ) {
     debug_assert!(columns.dst.len() >= at + 8 && out.len() >= 8);
-    // SAFETY: the loads read columns at..at + 8 of the three arrays and
-    // the 16 starts, the store writes `out`'s 8 bytes (caller's contract);
+    // SAFETY: the loads read columns at..at + 8 of the three arrays, the store writes `out`'s 8 bytes (caller's contract);
     // each gathered word lies within `mirror` (caller's contract).
     unsafe {
         let slot = _mm256_cvtepu8_epi32(_mm_loadl_epi64(columns.slot.as_ptr().add(at).cast()));
-        let low = _mm256_loadu_si256(starts.as_ptr().cast());
+        let low = starts[0];
         let mut start = _mm256_permutevar8x32_epi32(low, slot);
         if high {
-            let upper = _mm256_loadu_si256(starts.as_ptr().add(8).cast());
+            let upper = starts[1];
             let is_high = _mm256_cmpgt_epi32(slot, _mm256_set1_epi32(7));
             start = _mm256_blendv_epi8(start, _mm256_permutevar8x32_epi32(upper, slot), is_high);
         }
