@@ -21,10 +21,12 @@
 //! gathers eight at a time.
 //!
 //! The sweep also compares each row with the previous layer while it is in
-//! cache and packs the changes. Every variant runs the same code: `scalar`
-//! as the baseline build compiles it, `avx2` compiled with AVX2 enabled
-//! (entered after runtime detection) and gathering the stretches,
-//! `portable` with explicit `wide` vectors.
+//! cache and packs the changes. Every variant runs the same sweep, with
+//! its own way to apply a run and a stretch ([`ApplyRun`]): `scalar` plain
+//! loops as the baseline build compiles them, `portable` explicit `wide`
+//! vectors, `avx2` (entered after runtime detection) runs in whole 32-byte
+//! vectors, the last one overlapping the one before, and stretches by
+//! gathers.
 
 use crate::engine::PackedChanges;
 use std::ops::Range;

@@ -109,9 +109,8 @@ unsafe fn block_best<const MOVES: usize>(
     best
 }
 
-/// The row sweep (see [`crate::kernels::rows`]), compiled with AVX2: its
-/// byte loops become 32-byte `vpsubb`/`vpmaxsb`, and its stretches are
-/// gathered ([`Gathers`]).
+/// The row sweep (see [`crate::kernels::rows`]), compiled with AVX2, its
+/// runs in whole vectors and its stretches gathered ([`Gathers`]).
 ///
 /// # Safety
 ///
@@ -127,10 +126,13 @@ pub(crate) unsafe fn sweep_rows(
     rows::sweep::<Gathers>(sweep, rows, previous, out)
 }
 
-/// Runs as [`PlainLoops`]; stretches eight columns at a time: the child
-/// rows' starts picked by slot with `vpermd` (two and a blend for slots
-/// 8-15), the child values fetched by one `vpgatherdd` (the 32-bit word at
-/// each child's byte, its low byte kept), the scores stored as 8 bytes.
+/// Runs in 32-byte vectors (16-byte ones below 32 columns) with a last one
+/// overlapping the one before, no scalar tail ([`run`]); stretches eight
+/// columns at a time: the child rows' starts picked by slot with `vpermd`
+/// (two and a blend for slots 8-15) from two masked loads of the program's
+/// ([`slot_starts`]), the child values fetched by one `vpgatherdd` (the
+/// 32-bit word at each child's byte, its low byte kept), the scores stored
+/// as 8 bytes.
 ///
 /// Private to this module: its methods may only run inside [`sweep_rows`],
 /// entered after runtime detection of AVX2.
