@@ -5,7 +5,7 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, text};
+use common::{endbook, generate_args, text};
 
 /// A 4-checker cubeful book generated once by the binary.
 fn book() -> &'static Path {
@@ -190,14 +190,7 @@ fn bad_input_exits_with_code_2() {
 fn an_oware_book_is_not_a_bearoff_book() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("oware.book");
-    let out = endbook(&[
-        "oware",
-        "generate",
-        "--max-seeds",
-        "2",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
+    let out = endbook(&generate_args("2", &path, &[]));
     assert!(out.status.success());
     bad_input(
         &[

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, text};
+use common::{endbook, generate_args, text};
 
 fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
@@ -32,14 +32,7 @@ fn book() -> &'static Path {
     let (_, path) = BOOK.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("six.book");
-        let out = endbook(&[
-            "oware",
-            "generate",
-            "--max-seeds",
-            "6",
-            "--out",
-            path.to_str().unwrap(),
-        ]);
+        let out = endbook(&generate_args("6", &path, &[]));
         assert!(out.status.success(), "{}", text(&out.stderr));
         (dir, path)
     });
@@ -80,18 +73,11 @@ fn assert_input_error(out: &Output, needle: &str) {
 fn generate_prints_a_table_per_level() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("three.book");
-    let out = endbook(&[
-        "oware",
-        "generate",
-        "--max-seeds",
+    let out = endbook(&generate_args(
         "3",
-        "--turn-limit",
-        "50",
-        "--threads",
-        "1",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
+        &path,
+        &["--turn-limit", "50", "--threads", "1"],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("last change"), "{stdout}");
@@ -409,15 +395,7 @@ fn stats_count_every_board_once() {
 fn dry_run_estimates_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dry.book");
-    let out = endbook(&[
-        "oware",
-        "generate",
-        "--max-seeds",
-        "15",
-        "--dry-run",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
+    let out = endbook(&generate_args("15", &path, &["--dry-run"]));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
@@ -434,14 +412,7 @@ fn dry_run_estimates_and_writes_nothing() {
 fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.book");
-    let out = endbook(&[
-        "oware",
-        "generate",
-        "--max-seeds",
-        "27",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
+    let out = endbook(&generate_args("27", &path, &[]));
     assert_input_error(&out, "--ignore-memory-check");
     let stderr = text(&out.stderr);
     assert!(
@@ -450,19 +421,6 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     );
     assert!(stderr.contains(" GB of memory, only "), "{stderr}");
     assert!(!path.exists());
-}
-
-fn generate_args<'a>(seeds: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "oware",
-        "generate",
-        "--max-seeds",
-        seeds,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    args
 }
 
 #[test]

@@ -18,3 +18,23 @@ pub fn endbook(args: &[&str]) -> std::process::Output {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The arguments of `endbook oware generate --max-seeds SEEDS --out OUT`
+/// followed by `extra`.
+#[allow(dead_code)]
+pub fn generate_args<'a>(
+    seeds: &'a str,
+    out: &'a std::path::Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "oware",
+        "generate",
+        "--max-seeds",
+        seeds,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args
+}
