@@ -302,14 +302,19 @@ unsafe fn run<const SET: bool>(out: &mut [i8], source: &[i8], capture: i8) {
 #[target_feature(enable = "avx2")]
 unsafe fn slot_starts(starts: &[u32]) -> [__m256i; 2] {
     let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    let load = |from: usize| {
-        let count = starts.len().saturating_sub(from).min(8) as i32;
+    let load = |from: &[u32]| {
+        let count = from.len().min(8) as i32;
         let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes);
         // SAFETY: the mask enables lanes `0..count` only, which lie within
-        // `starts`: a masked load reads no other memory.
-        unsafe { _mm256_maskload_epi32(starts.as_ptr().wrapping_add(from).cast(), mask) }
+        // `from`: a masked load reads no other memory.
+        unsafe { _mm256_maskload_epi32(from.as_ptr().cast(), mask) }
     };
-    [load(0), load(8)]
+    // (The second only where there is a ninth: no pointer past the slice.)
+    let high = match starts.get(8..) {
+        Some(high) if !high.is_empty() => load(high),
+        _ => _mm256_setzero_si256(),
+    };
+    [load(starts), high]
 }
 
 /// Columns `at..at + 8` of a stretch into `out` (8 bytes).
