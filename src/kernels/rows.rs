@@ -22,7 +22,7 @@
 //!
 //! The sweep also compares each row with the previous layer while it is in
 //! cache and packs the changes. Every variant runs the same sweep, with
-//! its own way to apply a run and a stretch ([`ApplyRun`]): `scalar` plain
+//! its own way to apply a run and a stretch (`ApplyRun`): `scalar` plain
 //! loops as the baseline build compiles them, `portable` explicit `wide`
 //! vectors, `avx2` (entered after runtime detection) runs in whole 32-byte
 //! vectors, the last one overlapping the one before, and stretches by
