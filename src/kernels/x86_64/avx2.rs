@@ -239,55 +239,53 @@ unsafe fn run<const SET: bool>(out: &mut [i8], source: &[i8], capture: i8) {
         return;
     }
     let (o, s) = (out.as_mut_ptr(), source.as_ptr());
-    // SAFETY: every access below lies within the `len` bytes of `out` and
-    // of `source`: vectors of 32 bytes start at most at `len - 32`, of 16
-    // at most at `len - 16`, and `len >= 16`.
-    unsafe {
-        if len >= 32 {
-            let capture = _mm256_set1_epi8(capture);
-            let last = len - 32;
-            let last_old = _mm256_loadu_si256(o.add(last).cast());
-            let mut at = 0;
-            while at + 32 <= len {
-                let score = _mm256_sub_epi8(capture, _mm256_loadu_si256(s.add(at).cast()));
-                let old = _mm256_loadu_si256(o.add(at).cast());
-                let new = if SET {
-                    score
-                } else {
-                    _mm256_max_epi8(old, score)
-                };
-                _mm256_storeu_si256(o.add(at).cast(), new);
-                at += 32;
-            }
-            if at < len {
-                let score = _mm256_sub_epi8(capture, _mm256_loadu_si256(s.add(last).cast()));
-                let new = if SET {
-                    score
-                } else {
-                    _mm256_max_epi8(last_old, score)
-                };
-                _mm256_storeu_si256(o.add(last).cast(), new);
-            }
-        } else {
-            let capture = _mm_set1_epi8(capture);
-            let last = len - 16;
-            let (first_old, last_old) = (
+    // The accesses below lie within the `len` bytes of `out` and of
+    // `source`: vectors of 32 bytes start at most at `len - 32`, of 16 at
+    // most at `len - 16`, and `len >= 16`.
+    if len >= 32 {
+        let capture = _mm256_set1_epi8(capture);
+        // Columns `at..at + 32` from their old values `old`.
+        // SAFETY: `at <= len - 32` at every call below.
+        let put = |at: usize, old: __m256i| unsafe {
+            let score = _mm256_sub_epi8(capture, _mm256_loadu_si256(s.add(at).cast()));
+            let new = if SET {
+                score
+            } else {
+                _mm256_max_epi8(old, score)
+            };
+            _mm256_storeu_si256(o.add(at).cast(), new);
+        };
+        let last = len - 32;
+        // SAFETY: `last = len - 32`.
+        let last_old = unsafe { _mm256_loadu_si256(o.add(last).cast()) };
+        let mut at = 0;
+        while at + 32 <= len {
+            // SAFETY: `at + 32 <= len`.
+            put(at, unsafe { _mm256_loadu_si256(o.add(at).cast()) });
+            at += 32;
+        }
+        if at < len {
+            put(last, last_old);
+        }
+    } else {
+        let capture = _mm_set1_epi8(capture);
+        // Columns `at..at + 16` from their old values `old`.
+        // SAFETY: `at` is 0 or `len - 16` at the calls below.
+        let put = |at: usize, old: __m128i| unsafe {
+            let score = _mm_sub_epi8(capture, _mm_loadu_si128(s.add(at).cast()));
+            let new = if SET { score } else { _mm_max_epi8(old, score) };
+            _mm_storeu_si128(o.add(at).cast(), new);
+        };
+        let last = len - 16;
+        // SAFETY: `len >= 16`; both are read before either is written.
+        let (first_old, last_old) = unsafe {
+            (
                 _mm_loadu_si128(o.cast()),
                 _mm_loadu_si128(o.add(last).cast()),
-            );
-            let first_score = _mm_sub_epi8(capture, _mm_loadu_si128(s.cast()));
-            let last_score = _mm_sub_epi8(capture, _mm_loadu_si128(s.add(last).cast()));
-            let (first_new, last_new) = if SET {
-                (first_score, last_score)
-            } else {
-                (
-                    _mm_max_epi8(first_old, first_score),
-                    _mm_max_epi8(last_old, last_score),
-                )
-            };
-            _mm_storeu_si128(o.cast(), first_new);
-            _mm_storeu_si128(o.add(last).cast(), last_new);
-        }
+            )
+        };
+        put(0, first_old);
+        put(last, last_old);
     }
 }
 
@@ -338,8 +336,9 @@ unsafe fn gather8(
     first: bool,
 ) {
     debug_assert!(columns.dst.len() >= at + 8 && out.len() >= 8);
-    // SAFETY: the loads read columns at..at + 8 of the three arrays, the store writes `out`'s 8 bytes (caller's contract);
-    // each gathered word lies within `mirror` (caller's contract).
+    // SAFETY: the loads read columns at..at + 8 of the three arrays, the
+    // store writes `out`'s 8 bytes (caller's contract); each gathered word
+    // lies within `mirror` (caller's contract).
     unsafe {
         let slot = _mm256_cvtepu8_epi32(_mm_loadl_epi64(columns.slot.as_ptr().add(at).cast()));
         let low = starts[0];
