@@ -1,7 +1,13 @@
-//! Book lookups from the mapped 12-seed book, compact and layer encodings:
-//! random (board, turns left) queries, one `value` call each. Throughput in
-//! lookups; every query's answer is checked against the generator's own
-//! replay before timing, and both encodings' sums must agree.
+//! The 12-seed book, compact and layer encodings:
+//!
+//! - `probe/<encoding>`: lookups from the mapped book, random (board, turns
+//!   left) queries, one `value` call each. Throughput in lookups; every
+//!   query's answer is checked against the generator's own replay before
+//!   timing, and the encodings' sums must agree.
+//! - `encode/<encoding>`: the whole book encoded in memory from the
+//!   generator's change lists, on all threads, as `generate` encodes each
+//!   level. Throughput in value changes; the bytes must equal the book
+//!   written for `probe`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use endbook::games::oware::{generate, Board, Encoding, GenerateOptions, OwareBook};
@@ -33,10 +39,12 @@ fn probe(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(3));
     let mut sums = Vec::new();
+    let mut written = Vec::new();
     for encoding in [Encoding::Changes, Encoding::ChangesV1, Encoding::Layers] {
         let path = dir.path().join(format!("{}.book", encoding.name()));
         OwareBook::write_with(&path, &generated, encoding).unwrap();
         let book = OwareBook::open(&path).unwrap();
+        written.push((encoding, std::fs::read(&path).unwrap()));
         for &(global, board, turns) in queries.iter().step_by(10) {
             let expected = generated.solution.value(global, turns);
             assert_eq!(book.value(&board, turns).unwrap(), i32::from(expected));
@@ -57,6 +65,18 @@ fn probe(c: &mut Criterion) {
         sums.iter().all(|&sum| sum == sums[0]),
         "the encodings answer differently"
     );
+
+    let changes: usize = generated.solution.changes.iter().map(|c| c.len()).sum();
+    let mut group = c.benchmark_group("encode");
+    group.throughput(Throughput::Elements(changes as u64));
+    group.sample_size(10);
+    for (encoding, bytes) in written.into_iter().take(2) {
+        assert!(OwareBook::to_bytes_with(&generated, encoding) == bytes);
+        group.bench_function(encoding.name(), |b| {
+            b.iter(|| OwareBook::to_bytes_with(black_box(&generated), encoding).len())
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, probe);
