@@ -6,7 +6,12 @@
 //! the stored form: per change, the gap from the previous changed state as
 //! LEB128 (one byte while changes are denser than one in 128 states) and the
 //! value, about 2 bytes, with a sync point every [`SYNC_EVERY`] changes so a
-//! range of states is found without decoding the whole layer.
+//! range of states is found without decoding the whole layer. A list is a
+//! sequence of pieces, each packed from scratch: the parts a layer is
+//! packed in, in parallel, are joined by moving them. Joining them by
+//! copying into one buffer of the whole list's size took a fifth of the
+//! dense sweeps' time at 17 seeds: such buffers came fresh from the
+//! kernel, every page zeroed before it was written.
 
 use rayon::prelude::*;
 use wide::u8x16;
@@ -96,9 +101,21 @@ const WRITE_PIECE_SYNCS: usize = 32;
 
 /// One layer's changes, packed (see the module docs). States are pushed in
 /// ascending order. Two lists are equal when they hold the same changes,
-/// however they were packed.
+/// however they were packed and cut into pieces.
 #[derive(Clone, Debug, Default)]
 pub struct PackedChanges {
+    /// The pieces before the last: none empty, each one's states below the
+    /// next one's.
+    sealed: Vec<Piece>,
+    /// Changes in `sealed`.
+    sealed_len: usize,
+    /// The piece changes are pushed to; not empty while `sealed` is not.
+    last: Piece,
+}
+
+/// Changes packed from scratch: the first gap counts from state 0.
+#[derive(Clone, Debug, Default)]
+struct Piece {
     bytes: Vec<u8>,
     len: usize,
     /// One past the last state pushed: the base of the next gap.
@@ -111,13 +128,18 @@ impl PackedChanges {
     /// An empty list with room for a change of each of `states` boards
     /// packed by [`PackedChanges::push_differences`] without growing: a
     /// sweep's list grown by doubling spent its time in `realloc` (copies,
-    /// and the allocator's locks when threads contend for them).
+    /// and the allocator's locks when threads contend for them). The room
+    /// left over is given back when the list is joined to others
+    /// ([`PackedChanges::concatenate`], [`PackedChanges::append`]).
     pub fn with_room_for(states: usize) -> PackedChanges {
         PackedChanges {
-            // Two bytes a change, a first gap of up to five, and the spare
-            // room `push_block` makes for a block before cutting it.
-            bytes: Vec::with_capacity(2 * states + 2 * BLOCK + 16),
-            sync: Vec::with_capacity(states / SYNC_EVERY + 2),
+            last: Piece {
+                // Two bytes a change, a first gap of up to five, and the
+                // spare room `push_block` makes for a block before cutting it.
+                bytes: Vec::with_capacity(2 * states + 2 * BLOCK + 16),
+                sync: Vec::with_capacity(states / SYNC_EVERY + 2),
+                ..Piece::default()
+            },
             ..PackedChanges::default()
         }
     }
@@ -125,6 +147,268 @@ impl PackedChanges {
     /// Appends a change; `state` must exceed every state pushed before.
     #[inline]
     pub fn push(&mut self, state: u32, value: i8) {
+        self.last.push(state, value);
+    }
+
+    /// Appends a change for every board where `new` differs from `old`
+    /// (the values of boards `first_state..`), ascending. Compares 64
+    /// boards at a time: most of a layer repeats the previous one. With
+    /// AVX-512 VBMI2 or AVX2 (runtime detection, [`crate::kernels::Packing`]),
+    /// a block's changes are packed with no loop over them.
+    #[inline]
+    pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
+        crate::kernels::packing().push_differences(self, first_state, old, new);
+    }
+
+    /// [`PackedChanges::push_differences`] without vector packing, whatever
+    /// the CPU: the oracle its vector paths are tested against.
+    pub fn push_differences_portable(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
+        self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
+    }
+
+    /// The loop of [`PackedChanges::push_differences`], given how to find
+    /// a block's differing bytes and how to pack them ([`block_pairs`] or
+    /// an equivalent): inlined into each kernel, compiled for its
+    /// instruction set.
+    #[inline(always)]
+    pub(crate) fn push_blocks(
+        &mut self,
+        first_state: usize,
+        old: &[i8],
+        new: &[i8],
+        differ: impl Fn(&[i8; BLOCK], &[i8; BLOCK]) -> u64,
+        pairs: impl Fn(u64, &[i8; BLOCK], &mut [u8; 2 * BLOCK]),
+    ) {
+        self.last.push_blocks(first_state, old, new, differ, pairs);
+    }
+
+    /// Appends `other`, whose changes all lie above those pushed here, by
+    /// moving its pieces after these; the pieces give back the room they
+    /// did not use.
+    pub fn append(&mut self, mut other: PackedChanges) {
+        if other.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            *self = other;
+            return;
+        }
+        let (first, _) = other.iter().next().expect("a list that is not empty");
+        assert!(
+            u64::from(first) >= self.next_state(),
+            "changes are appended in ascending order"
+        );
+        let mut last = std::mem::take(&mut self.last);
+        last.shrink();
+        self.sealed_len += last.len;
+        self.sealed.push(last);
+        for piece in &mut other.sealed {
+            piece.shrink();
+        }
+        self.sealed.append(&mut other.sealed);
+        self.sealed_len += other.sealed_len;
+        self.last = other.last;
+    }
+
+    /// `parts` end to end, each packed separately (in parallel, say), all
+    /// of a part's changes above the part before's: their pieces moved,
+    /// each moved to an allocation of the bytes it holds, so that the room
+    /// a part reserved goes back to the allocator whole (in parallel when
+    /// there are many).
+    pub fn concatenate(mut parts: Vec<PackedChanges>) -> PackedChanges {
+        const PARALLEL_FROM: usize = 1 << 16;
+        if parts.iter().map(PackedChanges::len).sum::<usize>() >= PARALLEL_FROM {
+            parts
+                .par_iter_mut()
+                .with_max_len(1)
+                .for_each(|part| part.last.shrink());
+        }
+        let mut all = PackedChanges::default();
+        for part in parts {
+            all.append(part);
+        }
+        all.last.shrink();
+        all
+    }
+
+    /// Drops the changes of states below `state`.
+    pub fn drop_below(&mut self, state: usize) {
+        *self = self.copied_from(state);
+    }
+
+    /// A copy of the changes of states from `state` on: those of the piece
+    /// holding `state` packed anew, the pieces above copied as they are.
+    pub fn copied_from(&self, state: usize) -> PackedChanges {
+        let mut copy = PackedChanges::default();
+        for (i, piece) in self.pieces_in(state, usize::MAX).enumerate() {
+            let mut part = PackedChanges::default();
+            if i == 0 {
+                for (s, value) in piece.within(state, usize::MAX) {
+                    part.push(s, value);
+                }
+            } else {
+                part.last = piece.clone();
+            }
+            copy.append(part);
+        }
+        copy
+    }
+
+    /// Appends every change of `changes` (all above the states pushed before).
+    pub fn extend(&mut self, changes: &LayerChanges) {
+        for (&state, &value) in changes.states.iter().zip(&changes.values) {
+            self.push(state, value);
+        }
+    }
+
+    /// Number of changes.
+    pub fn len(&self) -> usize {
+        self.sealed_len + self.last.len
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// One past the last state pushed (0 for an empty list): a list
+    /// appended after this one must start there or above.
+    pub fn next_state(&self) -> u64 {
+        // (The last piece is empty only when the list is.)
+        self.last.next_base
+    }
+
+    /// Memory held, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.pieces().map(Piece::heap_bytes).sum::<usize>()
+            + self.sealed.capacity() * std::mem::size_of::<Piece>()
+    }
+
+    /// The changes of states in `start..end`, ascending, as (state, value).
+    pub fn within(&self, start: usize, end: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
+        self.pieces_in(start, end)
+            .flat_map(move |piece| piece.within(start, end))
+    }
+
+    /// Every piece, in order (the last even when empty).
+    fn pieces(&self) -> impl Iterator<Item = &Piece> + '_ {
+        self.sealed.iter().chain(std::iter::once(&self.last))
+    }
+
+    /// The pieces that may hold changes of states in `start..end`, in
+    /// order, each with the lowest state it may hold: the `next_base` of
+    /// the piece before (0 for the first).
+    fn pieces_with_floor(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> impl Iterator<Item = (u64, &Piece)> + '_ {
+        let sealed = &self.sealed;
+        // Piece i (the last is number `sealed.len()`) holds states from
+        // piece i - 1's `next_base` up to its own.
+        let first = sealed.partition_point(|piece| piece.next_base <= start as u64);
+        let last = sealed.partition_point(|piece| piece.next_base < end as u64);
+        (first..=last).map(move |i| {
+            let floor = i.checked_sub(1).map_or(0, |i| sealed[i].next_base);
+            (floor, sealed.get(i).unwrap_or(&self.last))
+        })
+    }
+
+    /// [`PackedChanges::pieces_with_floor`] without the floors.
+    fn pieces_in(&self, start: usize, end: usize) -> impl Iterator<Item = &Piece> + '_ {
+        self.pieces_with_floor(start, end).map(|(_, piece)| piece)
+    }
+
+    /// Writes the new values of the changes of states in
+    /// `first_state..first_state + layer.len()` into `layer` (the values of
+    /// those states, in order); changes of other states are skipped. Long
+    /// lists are written in parallel: the pieces and, within them, their
+    /// sync points cut them into stretches whose states, and so whose bytes
+    /// of `layer`, are disjoint.
+    pub fn write_to(&self, layer: &mut [i8], first_state: usize) {
+        let (start, end) = (first_state, first_state + layer.len());
+        // Stretch k decodes from its sync point (base, byte offset) and
+        // writes the states from its first (`start` for the first stretch)
+        // up to the next stretch's first.
+        let mut stretches: Vec<(usize, Decoder<'_>)> = Vec::new();
+        let mut syncs = 0;
+        for (floor, piece) in self.pieces_with_floor(start, end) {
+            let points = piece.syncs_within(start, end);
+            syncs += points.len();
+            for &(base, at) in points.iter().step_by(WRITE_PIECE_SYNCS) {
+                let from = (base.max(floor) as usize).clamp(start, end);
+                let decoder = Decoder {
+                    bytes: &piece.bytes,
+                    at,
+                    next_base: base,
+                };
+                stretches.push((from, decoder));
+            }
+        }
+        if syncs < 2 * WRITE_PIECE_SYNCS {
+            for (_, decoder) in stretches {
+                decoder.write_range(layer, start);
+            }
+            return;
+        }
+        let mut parts = Vec::with_capacity(stretches.len());
+        let mut rest = layer;
+        let ends = stretches.iter().skip(1).map(|&(from, _)| from).chain([end]);
+        for ((from, decoder), to) in stretches.iter().cloned().zip(ends) {
+            let (part, tail) = rest.split_at_mut(to - from);
+            rest = tail;
+            parts.push((part, from, decoder));
+        }
+        parts
+            .into_par_iter()
+            .for_each(|(part, from, decoder)| decoder.write_range(part, from));
+    }
+
+    /// A cursor over the changes of states from `start` on, to read in
+    /// ascending stretches ([`ChangeCursor::take_below`]).
+    pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
+        let first = self
+            .sealed
+            .partition_point(|piece| piece.next_base <= start as u64);
+        let piece = self.sealed.get(first).unwrap_or(&self.last);
+        let mut cursor = ChangeCursor {
+            decoder: piece.decoder_near(start),
+            pieces: self.sealed.get(first + 1..).unwrap_or_default(),
+            last: (first < self.sealed.len()).then_some(&self.last),
+            next: None,
+        };
+        // The first change from `start` on is in this piece, if anywhere.
+        let mut next = cursor.decoder.next();
+        while next.is_some_and(|(state, _)| (state as usize) < start) {
+            next = cursor.decoder.next();
+        }
+        cursor.next = next;
+        cursor
+    }
+
+    /// Every change, as (state, value).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
+        self.pieces().flat_map(Piece::decoder)
+    }
+
+    /// The changes in working form.
+    pub fn unpack(&self) -> LayerChanges {
+        let mut changes = LayerChanges {
+            states: Vec::with_capacity(self.len()),
+            values: Vec::with_capacity(self.len()),
+        };
+        for (state, value) in self.iter() {
+            changes.states.push(state);
+            changes.values.push(value);
+        }
+        changes
+    }
+}
+
+impl Piece {
+    /// Appends a change; `state` must exceed every state pushed before.
+    #[inline]
+    fn push(&mut self, state: u32, value: i8) {
         if self.len.is_multiple_of(SYNC_EVERY) {
             self.sync.push((self.next_base, self.bytes.len()));
         }
@@ -159,28 +443,9 @@ impl PackedChanges {
         self.bytes.push(value as u8);
     }
 
-    /// Appends a change for every board where `new` differs from `old`
-    /// (the values of boards `first_state..`), ascending. Compares 64
-    /// boards at a time: most of a layer repeats the previous one. With
-    /// AVX-512 VBMI2 or AVX2 (runtime detection, [`crate::kernels::Packing`]),
-    /// a block's changes are packed with no loop over them.
-    #[inline]
-    pub fn push_differences(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
-        crate::kernels::packing().push_differences(self, first_state, old, new);
-    }
-
-    /// [`PackedChanges::push_differences`] without vector packing, whatever
-    /// the CPU: the oracle its vector paths are tested against.
-    pub fn push_differences_portable(&mut self, first_state: usize, old: &[i8], new: &[i8]) {
-        self.push_blocks(first_state, old, new, differing_bytes, block_pairs);
-    }
-
-    /// The loop of [`PackedChanges::push_differences`], given how to find
-    /// a block's differing bytes and how to pack them ([`block_pairs`] or
-    /// an equivalent): inlined into each kernel, compiled for its
-    /// instruction set.
+    /// [`PackedChanges::push_blocks`].
     #[inline(always)]
-    pub(crate) fn push_blocks(
+    fn push_blocks(
         &mut self,
         first_state: usize,
         old: &[i8],
@@ -266,146 +531,40 @@ impl PackedChanges {
         self.next_base = highest as u64 + 1;
     }
 
-    /// Appends `other`, packed separately (in parallel, say) from scratch,
-    /// whose changes all lie above those pushed here.
-    pub fn append(&mut self, other: PackedChanges) {
-        if self.len == 0 && self.next_base == 0 {
-            // Nothing here: `other` as it is.
-            *self = other;
-            return;
+    /// Gives back the room reserved past the bytes and sync points held,
+    /// by moving them to an allocation of their size: the room (a sweep's
+    /// part reserves two bytes a board) goes back to the allocator whole,
+    /// ready for the next part. Shrinking in place left holes that only
+    /// smaller allocations could reuse: at 17 seeds, a peak of 2.2 GB
+    /// against 1.6 GB.
+    fn shrink(&mut self) {
+        if self.bytes.capacity() > self.bytes.len() + self.bytes.len() / 8 + 64 {
+            self.bytes = self.bytes.as_slice().to_vec();
         }
-        if other.is_empty() {
-            return;
+        if self.sync.capacity() > self.sync.len() + 2 {
+            self.sync = self.sync.as_slice().to_vec();
         }
-        let (head, rest, sync) = other.continuing(self.next_base, self.bytes.len());
-        self.bytes.extend_from_slice(&head);
-        self.bytes.extend_from_slice(&other.bytes[rest..]);
-        self.sync.extend(sync);
-        self.len += other.len;
-        self.next_base = other.next_base;
-    }
-
-    /// How this list (packed from scratch, not empty) continues one whose
-    /// states are below `next_base` and whose bytes end at `at`: its first
-    /// change coded from `next_base` (its other gaps count within it, still
-    /// valid), where its bytes after that change start, and its sync points
-    /// moved to match.
-    fn continuing(&self, next_base: u64, at: usize) -> (Vec<u8>, usize, Vec<(u64, usize)>) {
-        let mut decoder = Decoder {
-            bytes: &self.bytes,
-            at: 0,
-            next_base: 0,
-        };
-        let (state, value) = decoder.next().expect("a list that is not empty");
-        let mut head = PackedChanges {
-            next_base,
-            ..PackedChanges::default()
-        };
-        head.encode(state, value);
-        let rest = decoder.at;
-        let shift = (at + head.bytes.len()) as isize - rest as isize;
-        let sync = std::iter::once((next_base, at))
-            .chain(
-                self.sync[1..]
-                    .iter()
-                    .map(|&(base, at)| (base, (at as isize + shift) as usize)),
-            )
-            .collect();
-        (head.bytes, rest, sync)
-    }
-
-    /// `parts` end to end, each packed separately (in parallel, say) from
-    /// scratch and all its changes above the part before's: one allocation,
-    /// filled in parallel (a part's first gap re-encoded from the part
-    /// before's last change, the rest of its bytes copied as they are).
-    pub fn concatenate(parts: Vec<PackedChanges>) -> PackedChanges {
-        let parts: Vec<PackedChanges> = parts.into_iter().filter(|p| !p.is_empty()).collect();
-        if parts.len() <= 1 {
-            return parts.into_iter().next().unwrap_or_default();
-        }
-        // Per part: its first change coded from the part before's last (the
-        // first part's from 0, as it was), where the rest of its bytes
-        // start, and where it goes.
-        let mut heads = Vec::with_capacity(parts.len());
-        let mut sync = Vec::with_capacity(parts.iter().map(|p| p.sync.len()).sum());
-        let (mut total, mut next_base) = (0, 0);
-        for part in &parts {
-            let (head, rest, part_sync) = part.continuing(next_base, total);
-            sync.extend(part_sync);
-            total += head.len() + part.bytes.len() - rest;
-            heads.push((head, rest));
-            next_base = part.next_base;
-        }
-        let mut bytes = super::zeroed_bytes(total);
-        let mut pieces = Vec::with_capacity(parts.len());
-        let mut free = &mut bytes[..];
-        for (part, (head, rest)) in parts.iter().zip(&heads) {
-            let (piece, tail) = free.split_at_mut(head.len() + part.bytes.len() - rest);
-            free = tail;
-            pieces.push((piece, part, head, *rest));
-        }
-        pieces
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(|(piece, part, head, rest)| {
-                piece[..head.len()].copy_from_slice(head);
-                piece[head.len()..].copy_from_slice(&part.bytes[rest..]);
-            });
-        PackedChanges {
-            bytes,
-            len: parts.iter().map(|p| p.len).sum(),
-            next_base,
-            sync,
-        }
-    }
-
-    /// Drops the changes of states below `state`.
-    pub fn drop_below(&mut self, state: usize) {
-        *self = self.copied_from(state);
-    }
-
-    /// A copy of the changes of states from `state` on, packed anew.
-    pub fn copied_from(&self, state: usize) -> PackedChanges {
-        let mut copy = PackedChanges::default();
-        for (s, value) in self.within(state, usize::MAX) {
-            copy.push(s, value);
-        }
-        copy
-    }
-
-    /// Appends every change of `changes` (all above the states pushed before).
-    pub fn extend(&mut self, changes: &LayerChanges) {
-        for (&state, &value) in changes.states.iter().zip(&changes.values) {
-            self.push(state, value);
-        }
-    }
-
-    /// Number of changes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// One past the last state pushed (0 for an empty list): a list
-    /// appended after this one must start there or above.
-    pub fn next_state(&self) -> u64 {
-        self.next_base
     }
 
     /// Memory held, in bytes.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.sync.capacity() * 16
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + self.sync.capacity() * std::mem::size_of::<(u64, usize)>()
     }
 
-    /// The changes of states in `start..end`, ascending, as (state, value).
-    pub fn within(&self, start: usize, end: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
+    /// The changes of states in `start..end`, ascending.
+    fn within(&self, start: usize, end: usize) -> impl Iterator<Item = (u32, i8)> + '_ {
         self.decoder_near(start)
             .skip_while(move |&(state, _)| (state as usize) < start)
             .take_while(move |&(state, _)| (state as usize) < end)
+    }
+
+    /// A decoder from the first change.
+    fn decoder(&self) -> Decoder<'_> {
+        Decoder {
+            bytes: &self.bytes,
+            at: 0,
+            next_base: 0,
+        }
     }
 
     /// A decoder from the last sync point whose base is at most `start`:
@@ -420,91 +579,23 @@ impl PackedChanges {
         }
     }
 
-    /// Writes the new values of the changes of states in
-    /// `first_state..first_state + layer.len()` into `layer` (the values of
-    /// those states, in order); changes of other states are skipped. Long
-    /// lists are written in parallel: the sync points cut them into pieces
-    /// whose states, and so whose bytes of `layer`, are disjoint.
-    pub fn write_to(&self, layer: &mut [i8], first_state: usize) {
-        let (start, end) = (first_state, first_state + layer.len());
-        // The sync points from the last at or below `start` to the last below `end`.
+    /// The sync points from the last at or below `start` to the last below
+    /// `end`: decoding from the first reaches every change in `start..end`.
+    fn syncs_within(&self, start: usize, end: usize) -> &[(u64, usize)] {
+        // Every piece starts with a sync point at its first change.
+        debug_assert!(self.sync.first().is_none_or(|&sync| sync == (0, 0)));
         let first = self
             .sync
             .partition_point(|&(base, _)| base <= start as u64)
             .saturating_sub(1);
         let last = self.sync.partition_point(|&(base, _)| base < end as u64);
-        let syncs = self.sync.get(first..last).unwrap_or_default();
-        // Every list starts with a sync point at its first change.
-        debug_assert!(self.sync.first().is_none_or(|&sync| sync == (0, 0)));
-        if syncs.len() < 2 * WRITE_PIECE_SYNCS {
-            self.decoder_near(start).write_range(layer, start);
-            return;
-        }
-        // Piece i decodes from its sync point (base, byte offset) up to the
-        // next piece's, writing the states from its base (`start` for the
-        // first) up to the next piece's base.
-        let mut bounds: Vec<(usize, u64, usize)> = syncs
-            .iter()
-            .step_by(WRITE_PIECE_SYNCS)
-            .map(|&(base, at)| ((base as usize).max(start), base, at))
-            .collect();
-        bounds[0].0 = start;
-        bounds.push((end, 0, self.bytes.len()));
-        let mut pieces = Vec::with_capacity(bounds.len() - 1);
-        let mut rest = layer;
-        for pair in bounds.windows(2) {
-            let ((from, base, at), (to, _, stop)) = (pair[0], pair[1]);
-            let (piece, tail) = rest.split_at_mut(to - from);
-            rest = tail;
-            let decoder = Decoder {
-                bytes: &self.bytes[..stop],
-                at,
-                next_base: base,
-            };
-            pieces.push((piece, from, decoder));
-        }
-        pieces
-            .into_par_iter()
-            .for_each(|(piece, from, decoder)| decoder.write_range(piece, from));
-    }
-
-    /// A cursor over the changes of states from `start` on, to read in
-    /// ascending stretches ([`ChangeCursor::take_below`]).
-    pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
-        let mut decoder = self.decoder_near(start);
-        let mut next = decoder.next();
-        while next.is_some_and(|(state, _)| (state as usize) < start) {
-            next = decoder.next();
-        }
-        ChangeCursor { decoder, next }
-    }
-
-    /// Every change, as (state, value).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, i8)> + '_ {
-        Decoder {
-            bytes: &self.bytes,
-            at: 0,
-            next_base: 0,
-        }
-    }
-
-    /// The changes in working form.
-    pub fn unpack(&self) -> LayerChanges {
-        let mut changes = LayerChanges {
-            states: Vec::with_capacity(self.len),
-            values: Vec::with_capacity(self.len),
-        };
-        for (state, value) in self.iter() {
-            changes.states.push(state);
-            changes.values.push(value);
-        }
-        changes
+        self.sync.get(first..last).unwrap_or_default()
     }
 }
 
 impl PartialEq for PackedChanges {
     fn eq(&self, other: &PackedChanges) -> bool {
-        self.len == other.len && self.iter().eq(other.iter())
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -520,33 +611,53 @@ impl From<&LayerChanges> for PackedChanges {
 
 /// Reads a [`PackedChanges`] forward in stretches of states.
 pub struct ChangeCursor<'a> {
+    /// Where the piece being read is.
     decoder: Decoder<'a>,
+    /// The pieces after it: sealed ones, then the list's last.
+    pieces: &'a [Piece],
+    last: Option<&'a Piece>,
     /// The first change not yet taken.
     next: Option<(u32, i8)>,
 }
 
-impl ChangeCursor<'_> {
+impl<'a> ChangeCursor<'a> {
     /// Calls `f(state, value)` for each change of a state below `end` not
     /// taken yet, in order.
     #[inline]
     pub fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, i8)) {
-        let Some(mut next) = self.next.filter(|&(s, _)| (s as usize) < end) else {
+        let Some(next) = self.next.filter(|&(s, _)| (s as usize) < end) else {
             return;
         };
+        f(next.0, next.1);
         // The decoder's state in locals, not behind `self`: `f` stores bytes,
         // which could alias it, and would make every step reload it.
         let mut decoder = self.decoder.clone();
-        loop {
-            f(next.0, next.1);
-            match decoder.next() {
-                Some(change) if (change.0 as usize) < end => next = change,
-                after => {
-                    self.next = after;
-                    break;
-                }
+        self.next = loop {
+            if let Some(after) = decoder.run_below(end as u64, &mut f) {
+                break Some(after);
             }
-        }
+            // This piece is done: on to the next (none is empty).
+            let Some(piece) = self.next_piece() else {
+                break None;
+            };
+            decoder = piece.decoder();
+            match decoder.next() {
+                Some((state, value)) if (state as usize) < end => f(state, value),
+                after => break after,
+            }
+        };
         self.decoder = decoder;
+    }
+
+    /// The piece after those read, if any.
+    fn next_piece(&mut self) -> Option<&'a Piece> {
+        match self.pieces.split_first() {
+            Some((piece, rest)) => {
+                self.pieces = rest;
+                Some(piece)
+            }
+            None => self.last.take(),
+        }
     }
 
     /// Prefetches the next `lines` cache lines of the changes not taken yet.
@@ -752,7 +863,9 @@ mod tests {
                 .collect();
             let joined = PackedChanges::concatenate(parts);
             assert!(joined == whole, "cuts {cuts:?}");
-            assert_eq!(joined.bytes.len(), whole.bytes.len(), "cuts {cuts:?}");
+            // Each part that is not empty is a piece, moved as it is.
+            let parts = cuts.windows(2).filter(|w| w[1] > w[0]).count();
+            assert_eq!(joined.pieces().count(), parts, "cuts {cuts:?}");
             assert_eq!(joined.len(), states.len());
             // Sync points still find ranges.
             for (from, to) in [(3333, 4444), (1, 2), (2499, 2501), (1023, 4999)] {
@@ -777,6 +890,33 @@ mod tests {
         assert!(layer == expected, "{start} + {len}");
     }
 
+    /// `all` (ascending) packed in parts of the sizes in `sizes`, taken in
+    /// turn, and concatenated: a list of many pieces.
+    fn in_pieces(all: &[(u32, i8)], sizes: &[usize]) -> PackedChanges {
+        let mut parts = Vec::new();
+        let mut rest = all;
+        for &size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (part, tail) = rest.split_at(size.min(rest.len()));
+            rest = tail;
+            let mut packed = PackedChanges::default();
+            for &(state, value) in part {
+                packed.push(state, value);
+            }
+            parts.push(packed);
+            parts.push(PackedChanges::default());
+        }
+        let pieces = PackedChanges::concatenate(parts);
+        assert_eq!(pieces.len(), all.len());
+        pieces
+    }
+
+    /// Piece sizes for [`in_pieces`]: single changes, pieces within and
+    /// across sync points and parallel stretches.
+    const PIECE_SIZES: [usize; 6] = [1, 777, 3_000, 40_000, 5, 70_001];
+
     #[test]
     fn written_changes_are_those_in_range() {
         // Enough changes for parallel pieces, gaps of one to three bytes.
@@ -788,6 +928,7 @@ mod tests {
             packed.push(state, ((i % 201) as i16 - 100) as i8);
             state += 1 + [0, 3, 200, 2_000][(i % 4) as usize] * (i % 5 == 0) as u32;
         }
+        let pieces = in_pieces(&all, &PIECE_SIZES);
         let last = all.last().unwrap().0 as usize;
         for (start, len) in [
             (0, last + 1),
@@ -799,8 +940,9 @@ mod tests {
             (last + 1, 10),
             (3, 0),
         ] {
-            let layer = (0..len).map(|i| (i % 97) as i8).collect();
-            assert_written(&packed, &all, layer, start);
+            let layer: Vec<i8> = (0..len).map(|i| (i % 97) as i8).collect();
+            assert_written(&packed, &all, layer.clone(), start);
+            assert_written(&pieces, &all, layer, start);
         }
     }
 
@@ -829,11 +971,17 @@ mod tests {
             packed.push(state, value);
             state += 1;
         }
+        let pieces = in_pieces(&all, &[1, 2, 999, 8, 7_000, 9]);
         let last = all.last().unwrap().0 as usize;
         // The reference read one by one: a cursor taken in stretches of
-        // every kind of length, each change in its stretch.
-        for stretch in [1, 2, 7, 8, 9, 100, 5_000, last + 1] {
-            for start in [0, 1, all[999].0 as usize, all[1000].0 as usize + 1] {
+        // every kind of length, each change in its stretch, from one piece
+        // and across many.
+        let starts = [0, 1, all[999].0 as usize, all[1000].0 as usize + 1, last];
+        for (packed, stretch) in [&packed, &pieces]
+            .into_iter()
+            .flat_map(|p| [1, 2, 7, 8, 9, 100, 5_000, last + 1].map(|s| (p, s)))
+        {
+            for start in starts {
                 let mut cursor = packed.cursor(start);
                 let mut taken = Vec::new();
                 for end in (start..=last + stretch).step_by(stretch) {
@@ -860,27 +1008,27 @@ mod tests {
             .chain(halves)
         {
             assert_written(&packed, &all, vec![i8::MIN; len], start);
+            assert_written(&pieces, &all, vec![i8::MIN; len], start);
         }
     }
 
     #[test]
     fn dropping_keeps_the_changes_above() {
-        let mut packed = PackedChanges::default();
         let states: Vec<u32> = (0..3000).map(|i| i * i % 7919 + i * 8000).collect();
-        for &state in &states {
-            packed.push(state, (state % 100) as i8);
+        let all: Vec<(u32, i8)> = states.iter().map(|&s| (s, (s % 100) as i8)).collect();
+        // In one piece, and in pieces cut at, before and after the cut.
+        for sizes in [&[3000][..], &[1234, 1, 1765], &[1230, 7, 3], &[1235, 5, 60]] {
+            let mut packed = in_pieces(&all, sizes);
+            let cut = states[1234] as usize;
+            packed.drop_below(cut);
+            let kept = &all[1234..];
+            assert_eq!(packed.iter().collect::<Vec<_>>(), kept, "{sizes:?}");
+            assert_eq!(packed.len(), kept.len());
+            assert!(packed.within(cut + 9000, cut + 90_000).eq(kept
+                .iter()
+                .copied()
+                .filter(|&(s, _)| (cut + 9000..cut + 90_000).contains(&(s as usize)))));
         }
-        let cut = states[1234] as usize;
-        packed.drop_below(cut);
-        let kept: Vec<(u32, i8)> = states[1234..]
-            .iter()
-            .map(|&s| (s, (s % 100) as i8))
-            .collect();
-        assert_eq!(packed.iter().collect::<Vec<_>>(), kept);
-        assert!(packed.within(cut + 9000, cut + 90_000).eq(kept
-            .iter()
-            .copied()
-            .filter(|&(s, _)| (cut + 9000..cut + 90_000).contains(&(s as usize)))));
     }
 
     #[test]
@@ -957,6 +1105,7 @@ mod tests {
             }
             for (packing, changes) in vectors.iter().zip(&vector) {
                 // (Not assert_eq: the lists are long.)
+                let (changes, portable) = (&changes.last, &portable.last);
                 let first_difference = changes
                     .bytes
                     .iter()

@@ -39,7 +39,7 @@ pub use cache::{Emitter, MoveCache, HAS_MOVES, LANES, PAD_CAPTURE, VALUE_BOUND};
 pub(crate) use changes::block_pairs;
 pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
-pub use layer::{zeroed_bytes, zeroed_layer};
+pub use layer::zeroed_layer;
 pub use reverse::ReverseEdges;
 pub use solve::{
     solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, SweepMode,
