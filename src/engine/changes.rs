@@ -14,6 +14,7 @@
 //! kernel, every page zeroed before it was written.
 
 use rayon::prelude::*;
+use std::cell::RefCell;
 use wide::u8x16;
 
 /// The states whose value changed in one layer, ascending, with their new values.
@@ -113,6 +114,40 @@ pub struct PackedChanges {
     last: Piece,
 }
 
+/// Spare buffers a worker thread keeps for [`room`].
+const SPARE_ROOMS: usize = 4;
+
+thread_local! {
+    /// Byte buffers of parts already joined ([`Piece::shrink`]), empty,
+    /// for the next parts packed on this thread.
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An empty byte buffer with room for `bytes`: one this thread kept
+/// ([`give_back_room`]) if it is large enough. A part's room is written
+/// once per layer and turn: taken fresh from the kernel each time, its
+/// pages were faulted in and zeroed again (at 17 seeds, a third of the
+/// run's page faults).
+fn room(bytes: usize) -> Vec<u8> {
+    SPARE
+        .with_borrow_mut(|spare| {
+            let fits = spare.iter().position(|buffer| buffer.capacity() >= bytes)?;
+            Some(spare.swap_remove(fits))
+        })
+        .unwrap_or_else(|| Vec::with_capacity(bytes))
+}
+
+/// Keeps `buffer` for [`room`] on this thread, emptied, unless it keeps
+/// [`SPARE_ROOMS`] already.
+fn give_back_room(mut buffer: Vec<u8>) {
+    buffer.clear();
+    SPARE.with_borrow_mut(|spare| {
+        if spare.len() < SPARE_ROOMS {
+            spare.push(buffer);
+        }
+    });
+}
+
 /// Changes packed from scratch: the first gap counts from state 0.
 #[derive(Clone, Debug, Default)]
 struct Piece {
@@ -136,12 +171,19 @@ impl PackedChanges {
             last: Piece {
                 // Two bytes a change, a first gap of up to five, and the
                 // spare room `push_block` makes for a block before cutting it.
-                bytes: Vec::with_capacity(2 * states + 2 * BLOCK + 16),
+                bytes: room(2 * states + 2 * BLOCK + 16),
                 sync: Vec::with_capacity(states / SYNC_EVERY + 2),
                 ..Piece::default()
             },
             ..PackedChanges::default()
         }
+    }
+
+    /// Gives back the room the list reserved and did not use
+    /// ([`PackedChanges::with_room_for`]), for the next list packed on this
+    /// thread: best right after packing, while its bytes are in cache.
+    pub fn fit(&mut self) {
+        self.last.shrink();
     }
 
     /// Appends a change; `state` must exceed every state pushed before.
@@ -222,6 +264,9 @@ impl PackedChanges {
                 .par_iter_mut()
                 .with_max_len(1)
                 .for_each(|part| part.last.shrink());
+        } else {
+            // (Empty parts too: their room goes back for the next parts.)
+            parts.iter_mut().for_each(|part| part.last.shrink());
         }
         let mut all = PackedChanges::default();
         for part in parts {
@@ -539,7 +584,8 @@ impl Piece {
     /// against 1.6 GB.
     fn shrink(&mut self) {
         if self.bytes.capacity() > self.bytes.len() + self.bytes.len() / 8 + 64 {
-            self.bytes = self.bytes.as_slice().to_vec();
+            let fitted = self.bytes.as_slice().to_vec();
+            give_back_room(std::mem::replace(&mut self.bytes, fitted));
         }
         if self.sync.capacity() > self.sync.len() + 2 {
             self.sync = self.sync.as_slice().to_vec();
@@ -836,6 +882,24 @@ mod tests {
         ] {
             assert!(pieces.within(start, end).eq(packed.within(start, end)));
         }
+    }
+
+    #[test]
+    fn rooms_given_back_are_reused_empty() {
+        // Larger than any other list's room, so no other room fits.
+        const STATES: usize = 3_000_017;
+        let mut list = PackedChanges::with_room_for(STATES);
+        list.push(5, 1);
+        let reserved = list.last.bytes.as_ptr();
+        list.fit();
+        assert!(list.last.bytes.capacity() < 1000);
+        // The room comes back on this thread, emptied, and packs afresh.
+        let mut next = PackedChanges::with_room_for(STATES);
+        assert_eq!(next.last.bytes.as_ptr(), reserved);
+        assert!(next.last.bytes.is_empty());
+        next.push(7, -3);
+        assert_eq!(next.iter().collect::<Vec<_>>(), [(7, -3)]);
+        assert_eq!(list.iter().collect::<Vec<_>>(), [(5, 1)]);
     }
 
     #[test]

@@ -415,5 +415,6 @@ pub(super) fn sweep<A: ApplyRun>(
         }
     }
     compare(pending, out);
+    changes.fit();
     changes
 }

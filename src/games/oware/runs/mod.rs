@@ -699,6 +699,7 @@ fn update(layer: &mut [i8], new: &[i8], offset: usize) -> PackedChanges {
             let mut changes = PackedChanges::with_room_for(old.len());
             changes.push_differences(offset + i * CHUNK, old, new);
             old.copy_from_slice(new);
+            changes.fit();
             changes
         })
         .collect();
