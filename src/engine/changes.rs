@@ -221,7 +221,28 @@ impl PackedChanges {
         differ: impl Fn(&[i8; BLOCK], &[i8; BLOCK]) -> u64,
         pairs: impl Fn(u64, &[i8; BLOCK], &mut [u8; 2 * BLOCK]),
     ) {
-        self.last.push_blocks(first_state, old, new, differ, pairs);
+        assert_eq!(old.len(), new.len());
+        let whole = old.len() / BLOCK * BLOCK;
+        for start in (0..whole).step_by(BLOCK) {
+            let old: &[i8; BLOCK] = old[start..start + BLOCK].try_into().unwrap();
+            let new: &[i8; BLOCK] = new[start..start + BLOCK].try_into().unwrap();
+            let differ = differ(old, new);
+            if differ != 0 {
+                self.last
+                    .push_block(first_state + start, differ, new, &pairs);
+            }
+        }
+        // The rest, padded with equal bytes.
+        if whole < old.len() {
+            let (mut old_tail, mut new_tail) = ([0i8; BLOCK], [0i8; BLOCK]);
+            old_tail[..old.len() - whole].copy_from_slice(&old[whole..]);
+            new_tail[..old.len() - whole].copy_from_slice(&new[whole..]);
+            let differ = differ(&old_tail, &new_tail);
+            if differ != 0 {
+                self.last
+                    .push_block(first_state + whole, differ, &new_tail, &pairs);
+            }
+        }
     }
 
     /// Appends `other`, whose changes all lie above those pushed here, by
@@ -486,38 +507,6 @@ impl Piece {
             self.bytes.push(byte | 0x80);
         }
         self.bytes.push(value as u8);
-    }
-
-    /// [`PackedChanges::push_blocks`].
-    #[inline(always)]
-    fn push_blocks(
-        &mut self,
-        first_state: usize,
-        old: &[i8],
-        new: &[i8],
-        differ: impl Fn(&[i8; BLOCK], &[i8; BLOCK]) -> u64,
-        pairs: impl Fn(u64, &[i8; BLOCK], &mut [u8; 2 * BLOCK]),
-    ) {
-        assert_eq!(old.len(), new.len());
-        let whole = old.len() / BLOCK * BLOCK;
-        for start in (0..whole).step_by(BLOCK) {
-            let old: &[i8; BLOCK] = old[start..start + BLOCK].try_into().unwrap();
-            let new: &[i8; BLOCK] = new[start..start + BLOCK].try_into().unwrap();
-            let differ = differ(old, new);
-            if differ != 0 {
-                self.push_block(first_state + start, differ, new, &pairs);
-            }
-        }
-        // The rest, padded with equal bytes.
-        if whole < old.len() {
-            let (mut old_tail, mut new_tail) = ([0i8; BLOCK], [0i8; BLOCK]);
-            old_tail[..old.len() - whole].copy_from_slice(&old[whole..]);
-            new_tail[..old.len() - whole].copy_from_slice(&new[whole..]);
-            let differ = differ(&old_tail, &new_tail);
-            if differ != 0 {
-                self.push_block(first_state + whole, differ, &new_tail, &pairs);
-            }
-        }
     }
 
     /// Packs the boards of a block from `first_state` whose bits are set in
