@@ -246,8 +246,8 @@ impl PackedChanges {
     }
 
     /// Appends `other`, whose changes all lie above those pushed here, by
-    /// moving its pieces after these; the pieces give back the room they
-    /// did not use.
+    /// moving its pieces after these. This list's last piece gives back the
+    /// room it did not use as it is sealed (so every sealed piece has).
     pub fn append(&mut self, mut other: PackedChanges) {
         if other.is_empty() {
             return;
@@ -265,9 +265,6 @@ impl PackedChanges {
         last.shrink();
         self.sealed_len += last.len;
         self.sealed.push(last);
-        for piece in &mut other.sealed {
-            piece.shrink();
-        }
         self.sealed.append(&mut other.sealed);
         self.sealed_len += other.sealed_len;
         self.last = other.last;
@@ -293,7 +290,6 @@ impl PackedChanges {
         for part in parts {
             all.append(part);
         }
-        all.last.shrink();
         all
     }
 
@@ -372,12 +368,19 @@ impl PackedChanges {
         let sealed = &self.sealed;
         // Piece i (the last is number `sealed.len()`) holds states from
         // piece i - 1's `next_base` up to its own.
-        let first = sealed.partition_point(|piece| piece.next_base <= start as u64);
+        let first = self.first_piece_from(start);
         let last = sealed.partition_point(|piece| piece.next_base < end as u64);
         (first..=last).map(move |i| {
             let floor = i.checked_sub(1).map_or(0, |i| sealed[i].next_base);
             (floor, sealed.get(i).unwrap_or(&self.last))
         })
+    }
+
+    /// The number of the first piece that may hold a state from `start` on
+    /// (`sealed.len()` for the last piece).
+    fn first_piece_from(&self, start: usize) -> usize {
+        self.sealed
+            .partition_point(|piece| piece.next_base <= start as u64)
     }
 
     /// [`PackedChanges::pieces_with_floor`] without the floors.
@@ -393,14 +396,22 @@ impl PackedChanges {
     /// of `layer`, are disjoint.
     pub fn write_to(&self, layer: &mut [i8], first_state: usize) {
         let (start, end) = (first_state, first_state + layer.len());
+        let syncs: usize = self
+            .pieces_in(start, end)
+            .map(|piece| piece.syncs_within(start, end).len())
+            .sum();
+        if syncs < 2 * WRITE_PIECE_SYNCS {
+            for piece in self.pieces_in(start, end) {
+                piece.decoder_near(start).write_range(layer, start);
+            }
+            return;
+        }
         // Stretch k decodes from its sync point (base, byte offset) and
         // writes the states from its first (`start` for the first stretch)
         // up to the next stretch's first.
         let mut stretches: Vec<(usize, Decoder<'_>)> = Vec::new();
-        let mut syncs = 0;
         for (floor, piece) in self.pieces_with_floor(start, end) {
             let points = piece.syncs_within(start, end);
-            syncs += points.len();
             for &(base, at) in points.iter().step_by(WRITE_PIECE_SYNCS) {
                 let from = (base.max(floor) as usize).clamp(start, end);
                 let decoder = Decoder {
@@ -410,12 +421,6 @@ impl PackedChanges {
                 };
                 stretches.push((from, decoder));
             }
-        }
-        if syncs < 2 * WRITE_PIECE_SYNCS {
-            for (_, decoder) in stretches {
-                decoder.write_range(layer, start);
-            }
-            return;
         }
         let mut parts = Vec::with_capacity(stretches.len());
         let mut rest = layer;
@@ -433,9 +438,7 @@ impl PackedChanges {
     /// A cursor over the changes of states from `start` on, to read in
     /// ascending stretches ([`ChangeCursor::take_below`]).
     pub fn cursor(&self, start: usize) -> ChangeCursor<'_> {
-        let first = self
-            .sealed
-            .partition_point(|piece| piece.next_base <= start as u64);
+        let first = self.first_piece_from(start);
         let piece = self.sealed.get(first).unwrap_or(&self.last);
         let mut cursor = ChangeCursor {
             decoder: piece.decoder_near(start),
