@@ -91,6 +91,36 @@ fn encoding_round_trips_random_change_lists() {
     }
 }
 
+#[test]
+fn chunks_encoded_into_reused_buffers_round_trip() {
+    // More chunks than a wave of one thread: the later waves are encoded
+    // into the buffers the first gave back.
+    let boards = 6 * (1 << 18) + 5;
+    let changes = |board: usize| match board % 97 {
+        0 => vec![(1, 1), (3, -2), (40, 5)],
+        13 => vec![(2, -1)],
+        _ => Vec::new(),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for codec in [Codec::V1, Codec::V2] {
+        let section = pool.install(|| compact::encode(codec, boards, changes));
+        let level = Level::parse(&section, codec, boards, 200, 63).expect("a valid encoding");
+        for board in (0..boards).step_by(13).chain(boards - 8..boards) {
+            let list = changes(board);
+            for turns in [1, 2, 3, 39, 40, 200] {
+                assert_eq!(
+                    level.value(board, turns),
+                    replay(&list, turns),
+                    "board {board}"
+                );
+            }
+        }
+    }
+}
+
 /// The section of one board's level with `changes`, in `codec`.
 fn one_board(codec: Codec, changes: &[(u32, i8)]) -> Vec<u8> {
     let section = compact::encode(codec, 1, |_| changes.to_vec());

@@ -358,9 +358,11 @@ impl OwareBook {
             .into_par_iter()
             .map(|level| {
                 let mut pieces = Vec::new();
-                let table = Self::encode_level(&generated.solution, level, encoding, |piece| {
-                    pieces.push(piece)
-                });
+                let buffers = compact::Buffers::default();
+                let table =
+                    Self::encode_level(&generated.solution, level, encoding, &buffers, |piece| {
+                        pieces.push(piece)
+                    });
                 if table.is_empty() && pieces.len() == 1 {
                     // The layer encoding: one piece, no table.
                     return pieces.pop().unwrap();
@@ -372,12 +374,14 @@ impl OwareBook {
     }
 
     /// Encodes level `level` of `solution` in `encoding`, handing the
-    /// section's bytes after its table to `pieces` as they are encoded;
-    /// returns the table (empty for the layer encoding), which goes first.
+    /// section's bytes after its table to `pieces` as they are encoded
+    /// (compact encodings into buffers from `buffers`); returns the table
+    /// (empty for the layer encoding), which goes first.
     fn encode_level(
         solution: &Solution,
         level: usize,
         encoding: Encoding,
+        buffers: &compact::Buffers,
         mut pieces: impl FnMut(Vec<u8>),
     ) -> Vec<u8> {
         match encoding.codec() {
@@ -392,7 +396,7 @@ impl OwareBook {
                     cursors: solution.changes_from(start + range.start),
                     start,
                 };
-                compact::encode_streaming(codec, boards, changes, pieces)
+                compact::encode_streaming(codec, boards, changes, buffers, pieces)
             }
         }
     }
@@ -661,6 +665,8 @@ pub struct BookWriter {
     worker: Worker<WriteJob, Result<Appender, BookError>>,
     levels: usize,
     encoding: Encoding,
+    /// Record buffers: the writer thread gives each back once written.
+    buffers: compact::Buffers,
 }
 
 /// A thread working through the jobs of a bounded queue: what a
@@ -772,11 +778,16 @@ impl BookWriter {
     }
 
     fn start(path: &Path, mut appender: Appender, levels: usize, encoding: Encoding) -> BookWriter {
+        let buffers = compact::Buffers::default();
+        let written = buffers.clone();
         let worker = Worker::start("book writer", QUEUED_JOBS, move |inbox| {
             for job in inbox {
                 match job {
                     WriteJob::Begin(meta, table_len) => appender.begin_section(meta, table_len)?,
-                    WriteJob::Piece(bytes) => appender.write_section(&bytes)?,
+                    WriteJob::Piece(bytes) => {
+                        appender.write_section(&bytes)?;
+                        written.give_back(bytes);
+                    }
                     WriteJob::End(table) => appender.end_section(&table)?,
                     WriteJob::Commit(params) => appender.commit(&params)?,
                     WriteJob::Rename(path) => appender.rename(&path)?,
@@ -789,6 +800,7 @@ impl BookWriter {
             worker,
             levels,
             encoding,
+            buffers,
         }
     }
 
@@ -826,7 +838,8 @@ impl BookWriter {
             OwareBook::table_len(solution, level, encoding),
         )?;
         let mut failed = Ok(());
-        let table = OwareBook::encode_level(solution, level, encoding, |piece| {
+        let buffers = self.buffers.clone();
+        let table = OwareBook::encode_level(solution, level, encoding, &buffers, |piece| {
             if failed.is_ok() {
                 failed = self.send(WriteJob::Piece(piece));
             }

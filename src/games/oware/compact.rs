@@ -41,6 +41,7 @@
 use rayon::prelude::*;
 use std::fmt;
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 /// Boards per block.
 pub const BLOCK: usize = 8;
@@ -169,6 +170,7 @@ pub fn encode(
         }
     }
     let mut records = Vec::new();
+    let buffers = Buffers::default();
     let by_chunk = |range: Range<usize>| {
         let mut by_turn = Vec::new();
         for board in range {
@@ -182,8 +184,9 @@ pub fn encode(
         }
         ByTurn(by_turn)
     };
-    let table = encode_streaming(codec, boards, by_chunk, |part| {
-        records.extend_from_slice(&part)
+    let table = encode_streaming(codec, boards, by_chunk, &buffers, |part| {
+        records.extend_from_slice(&part);
+        buffers.give_back(part);
     });
     [table, records].concat()
 }
@@ -196,17 +199,60 @@ pub fn table_len(boards: usize) -> usize {
 /// Chunks encoded at once by [`encode_streaming`], per worker thread.
 const WAVE_PER_THREAD: usize = 4;
 
+/// Record buffers kept by [`Buffers`]: more than a wave's chunks and the
+/// writer's queue hold at once on the machines the project runs on.
+const SPARE_BUFFERS: usize = 64;
+
+/// The largest buffer [`Buffers`] keeps. A chunk's records take a few
+/// megabytes ([`ENCODE_CHUNK`] boards, about 20 bytes each at 20 seeds);
+/// a larger buffer (a whole level in the layer encoding) is freed.
+const SPARE_BUFFER_BYTES: usize = 64 << 20;
+
+/// Byte buffers for chunks' records, given back once their bytes are
+/// written, so that the next chunks are encoded into memory already
+/// faulted in. Each chunk's records in a buffer fresh from the kernel
+/// cost a page fault per 4 KiB: at 16 seeds a fifth of the run's faults,
+/// as many as the book has bytes. Clones share the buffers.
+#[derive(Clone, Debug, Default)]
+pub struct Buffers(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl Buffers {
+    /// An empty buffer, one given back if there is one.
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .expect("the buffers' lock is never held across a panic")
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Keeps `buffer`, emptied, for the next chunk (unless enough are kept).
+    pub fn give_back(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        let mut spare = self
+            .0
+            .lock()
+            .expect("the buffers' lock is never held across a panic");
+        if spare.len() < SPARE_BUFFERS && (1..=SPARE_BUFFER_BYTES).contains(&buffer.capacity()) {
+            spare.push(buffer);
+        }
+    }
+}
+
 /// Encodes a level of `boards` boards: `chunk(range)` gives the changes of
 /// the boards of `range` (starting at a block boundary) in turn order.
 /// Chunks are encoded in parallel, a wave of a few per worker thread at a
 /// time; each chunk's records go to `records` in order as soon as its wave
 /// is done, so they can be written while the next are encoded (at 20
-/// seeds, joining them would hold gigabytes). Returns the block table
-/// ([`table_len`] bytes), which goes before them in the section.
+/// seeds, joining them would hold gigabytes). Each chunk's records are
+/// encoded into a buffer from `buffers`, to be given back once written.
+/// Returns the block table ([`table_len`] bytes), which goes before them
+/// in the section.
 pub fn encode_streaming<C, T>(
     codec: Codec,
     boards: usize,
     chunk: C,
+    buffers: &Buffers,
     mut records: impl FnMut(Vec<u8>),
 ) -> Vec<u8>
 where
@@ -224,7 +270,7 @@ where
             .map(|i| {
                 let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
                 let changes = chunk(range.clone());
-                encode_records(codec, range, changes)
+                encode_records(codec, range, changes, buffers.take())
             })
             .collect();
         for (offsets, part) in parts {
@@ -261,8 +307,8 @@ struct Slot {
 /// Bytes of codes a [`Slot`] holds.
 const SLOT_CODES: usize = 28;
 
-/// The records of the boards of `range` (starting at a block boundary) and
-/// each block's offset within them.
+/// The records of the boards of `range` (starting at a block boundary),
+/// in `records` (empty), and each block's offset within them.
 ///
 /// A stretch of boards at a time: their changes are read turn by turn and
 /// each coded against its board's change before, straight into the board's
@@ -274,11 +320,12 @@ fn encode_records(
     codec: Codec,
     range: Range<usize>,
     changes: impl TurnOrder,
+    records: Vec<u8>,
 ) -> (Vec<u32>, Vec<u8>) {
     // The codec as a constant, so that the per-change path has no branch on it.
     match codec {
-        Codec::V1 => encode_records_in::<true>(range, changes),
-        Codec::V2 => encode_records_in::<false>(range, changes),
+        Codec::V1 => encode_records_in::<true>(range, changes, records),
+        Codec::V2 => encode_records_in::<false>(range, changes, records),
     }
 }
 
@@ -286,12 +333,13 @@ fn encode_records(
 fn encode_records_in<const V1: bool>(
     range: Range<usize>,
     mut changes: impl TurnOrder,
+    mut records: Vec<u8>,
 ) -> (Vec<u32>, Vec<u8>) {
+    debug_assert!(records.is_empty());
     let codec = if V1 { Codec::V1 } else { Codec::V2 };
     // V1 counts changes from turn 1 and stores the value there up front.
     let first_turn = u16::from(V1);
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
-    let mut records = Vec::new();
     // Per board of the stretch (small, to stay in L1 and L2): its slot,
     // V1's value at turn 1, the bytes of its codes past the slot, where the
     // next of those goes.
