@@ -14,7 +14,8 @@
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
 //! - `transpose/`: the mirror image of the 12-seed level's layer 20, as each
-//!   dense turn of a run sweep makes it; throughput in boards.
+//!   dense turn of a run sweep makes it, and of the 16-seed level (random
+//!   values, 13 MB: beyond the caches); throughput in boards.
 //! - `packing/<variant>`: the change list from layer 20 to layer 21 of all
 //!   2,704,156 boards, packed 2,048 boards at a time as the sweeps pack
 //!   theirs, on one thread; `portable` and, where the CPU has them, `avx2`
@@ -26,7 +27,7 @@
 //! benches a filter picks.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use endbook::engine::{MoveCache, PackedChanges, LANES};
+use endbook::engine::{zeroed_layer, MoveCache, PackedChanges, LANES};
 use endbook::games::oware::generate::build_cache;
 use endbook::games::oware::movegen::GeneratedMove;
 use endbook::games::oware::runs::{LevelRows, RunSolver};
@@ -260,6 +261,30 @@ fn transpose(c: &mut Criterion, index: &BoardIndex, layer: &[i8]) {
     });
     group.bench_function("all-threads", |b| {
         b.iter(|| rows.transpose(black_box(values), &mut mirror))
+    });
+    // A level far beyond the caches, on huge pages as the sweeps' layers:
+    // the 16-seed one, random values. Mirroring twice gives them back.
+    const LARGE: u32 = 16;
+    let rows = LevelRows::new(LARGE);
+    let mut values = zeroed_layer(rows.states());
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for value in &mut values {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        *value = (state % 97) as i8 - 48;
+    }
+    let mut mirror = zeroed_layer(values.len());
+    let mut back = zeroed_layer(values.len());
+    rows.transpose(&values, &mut mirror);
+    rows.transpose(&mirror, &mut back);
+    assert!(
+        back == values,
+        "mirroring the 16-seed level twice changed it"
+    );
+    group.throughput(Throughput::Elements(values.len() as u64));
+    group.bench_function("16-seeds-all-threads", |b| {
+        b.iter(|| rows.transpose(black_box(&values), &mut mirror))
     });
     group.finish();
 }

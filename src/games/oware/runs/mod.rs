@@ -389,6 +389,16 @@ impl LevelRows {
         let targets = &self.starts_by_sum[self.seeds - k];
         let last_column = (first_column + TILE * TASK_TILES).min(targets.len());
         for first_column in (first_column..last_column).step_by(TILE) {
+            // The next tile's sources: the rows are too many streams for
+            // the hardware prefetchers.
+            let next = first_column + TILE;
+            if next < last_column {
+                for &source in sources {
+                    let at = source as usize + next;
+                    crate::kernels::prefetch(values, at);
+                    crate::kernels::prefetch(values, at + TILE - 1);
+                }
+            }
             let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
             // 8 x 8 blocks in registers: whole ones, then those of the last
             // columns (fewer than 8, each of their targets gets 8 bytes) and
