@@ -222,24 +222,28 @@ fn book_failure(error: BookError) -> CliError {
 
 /// What a generation of boards with up to `max_seeds` seeds is expected to
 /// take, per board, fitted to runs measured on the project's 2-core Intel
-/// Xeon (2 threads, run sweeps, level by level; peak RSS less 16 MiB, before
-/// the book writer's 8 MiB buffer for direct writes, which is added):
+/// Xeon (2 threads, run sweeps, level by level; time and book), and on its
+/// 2-core AMD EPYC (peak RSS less 24 MiB, the book writer's 8 MiB buffer for
+/// direct writes included, which is added back; the largest of two or
+/// three runs):
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 18.8 B | 8.84 B | 0.189 µs |
-/// | 16 | 29.5 B | 13.9 B | 0.205 µs |
-/// | 20 | 40.0 B | 19.0 B | 0.324 µs |
+/// | 12 | 13.3 B | 8.84 B | 0.189 µs |
+/// | 16 | 21.3 B | 13.9 B | 0.205 µs |
+/// | 20 | 27.3 B | 19.0 B | 0.324 µs |
 ///
-/// (Medians of three runs, eight at 16 seeds, memory the largest of them.
-/// Time is fitted to 12 and 20 seeds, so in between it errs high: 16 seeds
-/// are expected to take 7.5 s and took 5.9 s at c439e14.)
+/// (Time: medians of three runs, eight at 16 seeds, fitted to 12 and 20
+/// seeds, so in between it errs high: 16 seeds were expected to take 7.5 s
+/// and took 5.9 s at c439e14. The AMD machine takes about 1.5 times the
+/// Xeon's time.)
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
-/// the mirror changes of the levels below, the level below's while the
-/// encoder works on it, the encoded stretches queued for the writer and four
-/// layers of the top level; with cache sweeps, the change lists of every
+/// the mirror changes of the levels below the top two (no level reads the
+/// one just below it), the level below's while the encoder works on it,
+/// the encoded stretches queued for the writer and four layers of the top
+/// level; with cache sweeps, the change lists of every
 /// level (and a copy of the level below's for the encoder), the top level's
 /// child cache (31 bytes a board) and reverse edges. Time grows with the
 /// seed count as more turns keep changing and the layers outgrow the CPU
@@ -256,7 +260,7 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (24 << 20) + per_board(20.2 + 2.5 * above_12.max(0.0)),
+                (24 << 20) + per_board(14.0 + 1.85 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (

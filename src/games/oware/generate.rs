@@ -239,8 +239,7 @@ fn extend_by_runs(
     let first = generated.solution.levels.len() as u32;
     for seeds in first..=options.max_seeds {
         let solution = std::mem::replace(&mut generated.solution, Solution::empty());
-        let keep_mirror = seeds < options.max_seeds;
-        generated.solution = solver.solve_level(seeds, solution, keep_mirror, |report| {
+        generated.solution = solver.solve_level(seeds, solution, |report| {
             observer(Progress::Turn {
                 seeds: seeds..=seeds,
                 report,

@@ -34,7 +34,10 @@
 //! Levels are solved one at a time on top of the lower ones, whose mirror
 //! layers are replayed from their mirror change lists
 //! ([`Solution::mirrored`]), recorded as each level is solved or derived from
-//! its normal changes by replay (when a book is extended).
+//! its normal changes by replay (when a book is extended). A capture takes
+//! two seeds or more, so no level reads the one just below it: the top two
+//! levels record none (at 20 seeds, level 19's would be 1.5 GB held to the
+//! end).
 
 mod frontier;
 
@@ -772,8 +775,8 @@ impl Layers {
     /// Readies the buffers for level `level` of the levels from
     /// `level_starts`, sizing any it makes for the largest of them:
     /// `previous` and the mirror zeroed (layer 0); `next_mirror` only if
-    /// `keep_mirror`, else let go (the top level: no level above needs its
-    /// mirror changes).
+    /// `keep_mirror`, else let go (the top two levels: no level above reads
+    /// their mirror changes).
     fn prepare(&mut self, level_starts: &[usize], level: usize, keep_mirror: bool) {
         let (offset, states) = (
             level_starts[level],
@@ -844,19 +847,27 @@ impl RunSolver {
     }
 
     /// Solves level `seeds` on top of `solved` (every level below it, with
-    /// their mirror changes). Records the level's mirror changes too when
-    /// `keep_mirror` (a level above will need them); without, the level is
-    /// taken for the last this solver solves, and the layer buffers kept
-    /// from level to level are let go (a level after it would have to make
-    /// them anew, and could not start before `derive_mirror` gave this
-    /// level's mirror changes).
+    /// the mirror changes of those it reads: all but the one just below,
+    /// since a capture takes two seeds or more).
+    ///
+    /// Records the level's mirror changes too when a level above the next
+    /// is still to come (up to the solver's `max_seeds`): the next level
+    /// reads none of its boards. The top level lets the layer buffers kept
+    /// from level to level go (a level after it would have to make them
+    /// anew, and could not start before `derive_mirror` gave the mirror
+    /// changes of the levels without).
     pub fn solve_level(
         &mut self,
         seeds: u32,
         solved: Solution,
-        keep_mirror: bool,
         observer: impl FnMut(&TurnReport),
     ) -> Solution {
+        let max_seeds = self.plan.max_seeds as u32;
+        assert!(
+            seeds <= max_seeds,
+            "the solver's plan covers {max_seeds} seeds"
+        );
+        let keep_mirror = seeds + 2 <= max_seeds;
         let states = self.level_starts[seeds as usize + 1] - self.level_starts[seeds as usize];
         let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
         let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
@@ -897,7 +908,7 @@ impl RunSolver {
         } else {
             solve(&mut observer)
         };
-        if !keep_mirror {
+        if seeds == max_seeds {
             // Nothing is solved after the top level: its layers need not
             // outlive it (the book is encoded next, at the run's peak).
             self.layers = Layers::default();
@@ -1022,7 +1033,10 @@ fn solve_level(
 ) -> Solution {
     let level = seeds as usize;
     assert_eq!(solved.levels.len(), level, "levels below are solved");
-    assert_eq!(solved.mirrored_levels, level, "with their mirror changes");
+    assert!(
+        solved.mirrored_levels + 1 >= level,
+        "with the mirror changes of the levels it reads (all but the one just below)"
+    );
     let start = Instant::now();
     let levels: Vec<LevelRows> = (0..=seeds).into_par_iter().map(LevelRows::new).collect();
     let rows = &levels[level];
@@ -1283,8 +1297,9 @@ mod tests {
             if !reuse {
                 layers = Layers::default();
             }
-            // The top level's mirror changes are not kept, as in the solver.
-            let keep_mirror = seeds < max_seeds;
+            // The top two levels' mirror changes are not kept, as in the
+            // solver: no level reads the one just below it.
+            let keep_mirror = seeds + 2 <= max_seeds;
             layers.prepare(&level_starts, seeds as usize, keep_mirror);
             solution = solve_level(
                 &plan,
@@ -1300,6 +1315,33 @@ mod tests {
             );
         }
         (solution.changes, frontier_turns)
+    }
+
+    #[test]
+    fn the_top_two_levels_record_no_mirror_changes() {
+        let max_seeds = 8;
+        let mut solver = RunSolver::new(max_seeds, 200, KernelChoice::Auto);
+        let mut solution = Solution::empty();
+        for seeds in 0..=max_seeds {
+            solution = solver.solve_level(seeds, solution, |_| ());
+            let mirrored = (seeds + 1).min(max_seeds - 1) as usize;
+            assert_eq!(solution.mirrored_levels, mirrored, "after level {seeds}");
+            let end = solution.level_starts[mirrored];
+            for lists in &solution.mirrored {
+                assert!(lists.iter().all(|list| list.next_state() <= end as u64));
+            }
+        }
+        // Level 7 changes, so its changes would have been recorded.
+        assert!(solution.levels[7].last_change > 1);
+        // The same layers as with every level's mirror changes recorded: a
+        // solver planned for two seeds more, stopped at the same level.
+        let mut wider = RunSolver::new(max_seeds + 2, 200, KernelChoice::Auto);
+        let mut all = Solution::empty();
+        for seeds in 0..=max_seeds {
+            all = wider.solve_level(seeds, all, |_| ());
+        }
+        assert_eq!(all.mirrored_levels, max_seeds as usize + 1);
+        assert!(solution.changes == all.changes);
     }
 
     #[test]
