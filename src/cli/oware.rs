@@ -229,9 +229,9 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// | seeds | peak memory | book | time |
 /// |---|---|---|---|
-/// | 12 | 13.3 B | 8.84 B | 0.189 µs |
-/// | 16 | 21.3 B | 13.9 B | 0.205 µs |
-/// | 20 | 27.3 B | 19.0 B | 0.324 µs |
+/// | 12 | 11.6 B | 8.84 B | 0.189 µs |
+/// | 16 | 17.2 B | 13.9 B | 0.205 µs |
+/// | 20 | 23.0 B | 19.0 B | 0.324 µs |
 ///
 /// (Time: medians of three runs, eight at 16 seeds, fitted to 12 and 20
 /// seeds, so in between it errs high: 16 seeds were expected to take 7.5 s
@@ -241,7 +241,8 @@ fn book_failure(error: BookError) -> CliError {
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
 /// the mirror changes of the levels below the top two (no level reads the
-/// one just below it), the level below's while the encoder works on it,
+/// one just below it; the top level frees each turn's once applied), the
+/// level below's while the encoder works on it,
 /// the encoded stretches queued for the writer and four layers of the top
 /// level; with cache sweeps, the change lists of every
 /// level (and a copy of the level below's for the encoder), the top level's
@@ -260,7 +261,7 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             SweepMode::Runs => (
-                (24 << 20) + per_board(14.0 + 1.85 * above_12.max(0.0)),
+                (24 << 20) + per_board(12.0 + 1.45 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (

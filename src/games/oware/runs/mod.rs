@@ -37,7 +37,8 @@
 //! its normal changes by replay (when a book is extended). A capture takes
 //! two seeds or more, so no level reads the one just below it: the top two
 //! levels record none (at 20 seeds, level 19's would be 1.5 GB held to the
-//! end).
+//! end), and the top level, the last to read the others', frees each
+//! turn's once applied ([`Above`]).
 
 mod frontier;
 
@@ -852,10 +853,11 @@ impl RunSolver {
     ///
     /// Records the level's mirror changes too when a level above the next
     /// is still to come (up to the solver's `max_seeds`): the next level
-    /// reads none of its boards. The top level lets the layer buffers kept
-    /// from level to level go (a level after it would have to make them
-    /// anew, and could not start before `derive_mirror` gave the mirror
-    /// changes of the levels without).
+    /// reads none of its boards. The top level frees the lower levels'
+    /// mirror changes as it applies them (none are held after it) and lets
+    /// the layer buffers kept from level to level go (a level after it
+    /// would have to make them anew, and could not start before
+    /// `derive_mirror` gave every level's mirror changes again).
     pub fn solve_level(
         &mut self,
         seeds: u32,
@@ -867,7 +869,7 @@ impl RunSolver {
             seeds <= max_seeds,
             "the solver's plan covers {max_seeds} seeds"
         );
-        let keep_mirror = seeds + 2 <= max_seeds;
+        let above = Above::of(seeds, max_seeds);
         let states = self.level_starts[seeds as usize + 1] - self.level_starts[seeds as usize];
         let small = states < SMALL_LEVEL && rayon::current_num_threads() > 1;
         let (plan, level_starts, turn_limit) = (&self.plan, &self.level_starts, self.turn_limit);
@@ -876,14 +878,14 @@ impl RunSolver {
         let picker = &mut self.picker;
         let layers = &mut self.layers;
         let solve = |observer: &mut dyn FnMut(&TurnReport)| {
-            layers.prepare(level_starts, seeds as usize, keep_mirror);
+            layers.prepare(level_starts, seeds as usize, above == Above::Reads);
             solve_level(
                 plan,
                 seeds,
                 level_starts,
                 solved,
                 turn_limit,
-                keep_mirror,
+                above,
                 picker,
                 SPARSITY,
                 layers,
@@ -1008,6 +1010,32 @@ const SPARSITY: Sparsity = Sparsity {
     rows_swept: 0.9,
 };
 
+/// Which levels above a level read what its solve leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Above {
+    /// A level two seeds or more above it: its mirror changes are recorded.
+    Reads,
+    /// Only the next level, which reads none of its boards (a capture takes
+    /// two seeds or more).
+    Next,
+    /// None: the top level. It is the last to read the lower levels' mirror
+    /// changes, so each turn's are freed once applied, and its own memory
+    /// goes to the lists it makes (at 20 seeds, about 2.2 GB that were
+    /// held to the end).
+    Nothing,
+}
+
+impl Above {
+    /// For level `seeds` of a solve up to `max_seeds`.
+    fn of(seeds: u32, max_seeds: u32) -> Above {
+        match max_seeds - seeds {
+            0 => Above::Nothing,
+            1 => Above::Next,
+            _ => Above::Reads,
+        }
+    }
+}
+
 /// How a turn is swept (see [`Sparsity`]).
 enum TurnMode {
     /// Every row.
@@ -1025,13 +1053,14 @@ fn solve_level(
     level_starts: &[usize],
     solved: Solution,
     turn_limit: u32,
-    keep_mirror: bool,
+    above: Above,
     picker: &mut KernelPicker,
     sparsity: Sparsity,
     layers: &mut Layers,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
     let level = seeds as usize;
+    let keep_mirror = above == Above::Reads;
     assert_eq!(solved.levels.len(), level, "levels below are solved");
     assert!(
         solved.mirrored_levels + 1 >= level,
@@ -1159,30 +1188,32 @@ fn solve_level(
         } else if !converged && turn < turn_limit {
             rows.transpose(values, &mut mirror[offset..]);
         }
-        // The next turn sweeps less when few changed: note which mirror
-        // positions or rows did.
-        let lower = solution
-            .mirrored
-            .get(turn as usize - 1)
-            .into_iter()
-            .flatten()
-            .flat_map(|c| c.within(0, offset))
-            .map(|(state, _)| state);
         if matches!(mode, TurnMode::ChangedRows)
             && swept_states as f64 > sparsity.rows_swept * states as f64
         {
             rows_pay = false;
         }
-        mode = if !few || turn == 1 || (!very_few && !rows_pay) {
-            TurnMode::Dense
-        } else if very_few {
-            let here = moved.iter().map(|&(at, _)| at);
-            TurnMode::ChangedBoards(lower.chain(here).collect())
-        } else {
-            dirty_mirror.fill(0);
-            let here = moved.iter().map(|&(at, _)| at);
-            mirror_rows.mark(lower.chain(here), &mut dirty_mirror);
-            TurnMode::ChangedRows
+        // The next turn sweeps less when few changed: note which mirror
+        // positions or rows did.
+        mode = {
+            let lower = solution
+                .mirrored
+                .get(turn as usize - 1)
+                .into_iter()
+                .flatten()
+                .flat_map(|c| c.within(0, offset))
+                .map(|(state, _)| state);
+            if !few || turn == 1 || (!very_few && !rows_pay) {
+                TurnMode::Dense
+            } else if very_few {
+                let here = moved.iter().map(|&(at, _)| at);
+                TurnMode::ChangedBoards(lower.chain(here).collect())
+            } else {
+                dirty_mirror.fill(0);
+                let here = moved.iter().map(|&(at, _)| at);
+                mirror_rows.mark(lower.chain(here), &mut dirty_mirror);
+                TurnMode::ChangedRows
+            }
         };
         observer(&TurnReport {
             turn,
@@ -1194,6 +1225,12 @@ fn solve_level(
             elapsed: start.elapsed(),
         });
         record(&mut solution.changes, turn, changes);
+        if above == Above::Nothing {
+            // No level reads this turn's lower mirror changes again.
+            if let Some(lists) = solution.mirrored.get_mut(turn as usize - 1) {
+                std::mem::take(lists).into_par_iter().for_each(drop);
+            }
+        }
         std::mem::swap(&mut previous, &mut values);
         turns = turn;
         solution.state_updates += swept_states as u64;
@@ -1224,6 +1261,12 @@ fn solve_level(
     solution.level_starts.push(level_starts[level + 1]);
     if keep_mirror {
         solution.mirrored_levels = level + 1;
+    }
+    if above == Above::Nothing {
+        // Those of the turns after its last (if it converged) too: no
+        // level's mirror changes are held any more.
+        solution.mirrored = Vec::new();
+        solution.mirrored_levels = 0;
     }
     solution.turns_swept = solution.turns_swept.max(turns);
     solution.elapsed += elapsed;
@@ -1297,17 +1340,18 @@ mod tests {
             if !reuse {
                 layers = Layers::default();
             }
-            // The top two levels' mirror changes are not kept, as in the
-            // solver: no level reads the one just below it.
-            let keep_mirror = seeds + 2 <= max_seeds;
-            layers.prepare(&level_starts, seeds as usize, keep_mirror);
+            // As in the solver: the top two levels' mirror changes are not
+            // kept (no level reads the one just below it), and the top
+            // level frees the others' as it goes.
+            let above = Above::of(seeds, max_seeds);
+            layers.prepare(&level_starts, seeds as usize, above == Above::Reads);
             solution = solve_level(
                 &plan,
                 seeds,
                 &level_starts,
                 solution,
                 200,
-                keep_mirror,
+                above,
                 &mut picker,
                 sparsity,
                 &mut layers,
@@ -1318,13 +1362,17 @@ mod tests {
     }
 
     #[test]
-    fn the_top_two_levels_record_no_mirror_changes() {
+    fn mirror_changes_are_kept_while_a_level_above_reads_them() {
         let max_seeds = 8;
         let mut solver = RunSolver::new(max_seeds, 200, KernelChoice::Auto);
         let mut solution = Solution::empty();
         for seeds in 0..=max_seeds {
             solution = solver.solve_level(seeds, solution, |_| ());
-            let mirrored = (seeds + 1).min(max_seeds - 1) as usize;
+            // The top level frees them all.
+            let mirrored = match seeds < max_seeds {
+                true => (seeds + 1).min(max_seeds - 1) as usize,
+                false => 0,
+            };
             assert_eq!(solution.mirrored_levels, mirrored, "after level {seeds}");
             let end = solution.level_starts[mirrored];
             for lists in &solution.mirrored {
