@@ -38,7 +38,7 @@
 //! two seeds or more, so no level reads the one just below it: the top two
 //! levels record none (at 20 seeds, level 19's would be 1.5 GB held to the
 //! end), and the top level, the last to read the others', frees each
-//! turn's once applied ([`Above`]).
+//! turn's once applied (`Above`).
 
 mod frontier;
 
