@@ -112,6 +112,18 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
     row_sweeps(c, "rows", &sweep, &layer[level.clone()], &expected[level]);
 }
 
+/// Fills `values` with values in `-spread..=spread` from a xorshift
+/// generator seeded with `state`.
+fn fill_random(values: &mut [i8], mut state: u64, spread: i8) {
+    let width = 2 * spread as u64 + 1;
+    for value in values {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        *value = (state % width) as i8 - spread;
+    }
+}
+
 /// The run sweep of the 16-seed level from a synthetic mirror layer of
 /// every level up to it, each kernel checked against the scalar one.
 fn rows_beyond_cache(c: &mut Criterion) {
@@ -121,16 +133,9 @@ fn rows_beyond_cache(c: &mut Criterion) {
     let index = BoardIndex::new(LARGE);
     let starts = index.level_starts();
     let level = starts[LARGE as usize]..starts[LARGE as usize + 1];
-    // Values in the range the book's take, from a xorshift generator.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mirror: Vec<i8> = (0..level.end)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % 41) as i8 - 20
-        })
-        .collect();
+    // Values in the range the book's take.
+    let mut mirror = vec![0i8; level.end];
+    fill_random(&mut mirror, 0x9e37_79b9_7f4a_7c15, 20);
     let sweep = RowSweep {
         lists: solver.run_lists(),
         program: &program,
@@ -267,13 +272,7 @@ fn transpose(c: &mut Criterion, index: &BoardIndex, layer: &[i8]) {
     const LARGE: u32 = 16;
     let rows = LevelRows::new(LARGE);
     let mut values = zeroed_layer(rows.states());
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    for value in &mut values {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        *value = (state % 97) as i8 - 48;
-    }
+    fill_random(&mut values, 0x2545_f491_4f6c_dd1d, 48);
     let mut mirror = zeroed_layer(values.len());
     let mut back = zeroed_layer(values.len());
     rows.transpose(&values, &mut mirror);

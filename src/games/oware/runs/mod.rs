@@ -910,7 +910,7 @@ impl RunSolver {
         } else {
             solve(&mut observer)
         };
-        if seeds == max_seeds {
+        if above == Above::Nothing {
             // Nothing is solved after the top level: its layers need not
             // outlive it (the book is encoded next, at the run's peak).
             self.layers = Layers::default();
