@@ -647,13 +647,14 @@ fn mark_rows_to_sweep(
 }
 
 /// `changes` (of the level `rows`, from global index `offset`) at their
-/// mirror positions, ascending: found in parallel over the row ranges
-/// `ranges`, then sorted.
+/// mirror positions: found in parallel over the row ranges `ranges`, then,
+/// if `ascending`, sorted by position ([`sort_by_position`]).
 fn mirror_positions(
     rows: &LevelRows,
     offset: usize,
     ranges: &[Range<usize>],
     changes: &PackedChanges,
+    ascending: bool,
 ) -> Vec<(u32, i8)> {
     let parts: Vec<Vec<(u32, i8)>> = ranges
         .par_iter()
@@ -678,8 +679,45 @@ fn mirror_positions(
         })
         .collect();
     let mut moved = parts.concat();
-    moved.par_sort_unstable_by_key(|&(at, _)| at);
+    if ascending {
+        sort_by_position(&mut moved, offset as u32);
+    }
     moved
+}
+
+/// Bits of a position sorted per pass of [`sort_by_position`].
+const RADIX_BITS: u32 = 12;
+
+/// Sorts `moved` (distinct positions from `first` on) by position: a
+/// least-significant-digit radix sort, [`RADIX_BITS`] bits a pass, over
+/// the bits of the positions' offsets from `first` (two passes up to 16
+/// seeds). Measured on the 16-seed top level, a parallel comparison sort
+/// took 5.7 ms of the 9.5 ms that 283,000 changes took to reach the mirror.
+fn sort_by_position(moved: &mut Vec<(u32, i8)>, first: u32) {
+    const DIGITS: usize = 1 << RADIX_BITS;
+    let top = moved.iter().map(|&(at, _)| at - first).max().unwrap_or(0);
+    let mut from = std::mem::take(moved);
+    let mut to = vec![(0, 0); from.len()];
+    let mut shift = 0;
+    while shift < u32::BITS - top.leading_zeros() {
+        let digit = |at: u32| ((at - first) >> shift) as usize % DIGITS;
+        let mut next = vec![0usize; DIGITS];
+        for &(at, _) in &from {
+            next[digit(at)] += 1;
+        }
+        let mut sum = 0;
+        for count in &mut next {
+            (*count, sum) = (sum, sum + *count);
+        }
+        for &(at, value) in &from {
+            let slot = &mut next[digit(at)];
+            to[*slot] = (at, value);
+            *slot += 1;
+        }
+        std::mem::swap(&mut from, &mut to);
+        shift += RADIX_BITS;
+    }
+    *moved = from;
 }
 
 /// Changes (ascending, from scratch) packed in parallel pieces.
@@ -1172,9 +1210,20 @@ fn solve_level(
         let changed = (changes.len() + lower_changes) as f64;
         let few = changed < sparsity.rows * states as f64;
         let very_few = few && turn > 1 && changed < sparsity.boards * states as f64;
+        if matches!(mode, TurnMode::ChangedRows)
+            && swept_states as f64 > sparsity.rows_swept * states as f64
+        {
+            rows_pay = false;
+        }
+        // Whether the next turn sweeps only what reads a changed mirror
+        // position (else it sweeps every row).
+        let sparse_next = few && turn > 1 && (very_few || rows_pay);
         let mut moved = Vec::new();
         if few {
-            moved = mirror_positions(rows, offset, &ranges, &changes);
+            // Sorted only for what reads them in order: the mirror change
+            // list and the next turn's marking.
+            let ascending = keep_mirror || sparse_next;
+            moved = mirror_positions(rows, offset, &ranges, &changes, ascending);
             for &(at, value) in &moved {
                 mirror[at as usize] = value;
             }
@@ -1188,11 +1237,6 @@ fn solve_level(
         } else if !converged && turn < turn_limit {
             rows.transpose(values, &mut mirror[offset..]);
         }
-        if matches!(mode, TurnMode::ChangedRows)
-            && swept_states as f64 > sparsity.rows_swept * states as f64
-        {
-            rows_pay = false;
-        }
         // The next turn sweeps less when few changed: note which mirror
         // positions or rows did.
         mode = {
@@ -1203,7 +1247,7 @@ fn solve_level(
                 .flatten()
                 .flat_map(|c| c.within(0, offset))
                 .map(|(state, _)| state);
-            if !few || turn == 1 || (!very_few && !rows_pay) {
+            if !sparse_next {
                 TurnMode::Dense
             } else if very_few {
                 let here = moved.iter().map(|&(at, _)| at);
@@ -1302,6 +1346,33 @@ pub fn derive_mirror(solution: &mut Solution) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn radix_sort_orders_positions() {
+        let mut random = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
+        // Offsets of one digit, two and three (with empty digits between),
+        // from a first position of 0 and above.
+        for (first, span, len) in [
+            (0u32, 1u32 << 10, 700),
+            (5_000_000, 1 << 24, 50_000),
+            (90_000_000, 1 << 27, 20_000),
+            (7, 1, 1),
+            (7, 1, 0),
+        ] {
+            let mut positions: Vec<u32> =
+                (0..len).map(|_| first + random() as u32 % span).collect();
+            positions.sort_unstable();
+            positions.dedup();
+            // Shuffled, each with a value of its own.
+            let mut moved: Vec<(u32, i8)> = positions.iter().map(|&at| (at, at as i8)).collect();
+            for i in (1..moved.len()).rev() {
+                moved.swap(i, random() as usize % (i + 1));
+            }
+            sort_by_position(&mut moved, first);
+            let expected: Vec<(u32, i8)> = positions.iter().map(|&at| (at, at as i8)).collect();
+            assert_eq!(moved, expected, "first {first}, span {span}");
+        }
+    }
 
     #[test]
     fn blocks_of_8_by_8_bytes_transpose() {
