@@ -38,6 +38,10 @@ use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Duration;
 
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const SEEDS: u32 = 12;
 /// Layers computed before measuring, so the values are realistic.
 const WARM_LAYERS: usize = 20;
@@ -112,15 +116,13 @@ fn rows(c: &mut Criterion, index: &BoardIndex, layer: &[i8], expected: &[i8]) {
     row_sweeps(c, "rows", &sweep, &layer[level.clone()], &expected[level]);
 }
 
-/// Fills `values` with values in `-spread..=spread` from a xorshift
-/// generator seeded with `state`.
-fn fill_random(values: &mut [i8], mut state: u64, spread: i8) {
+/// Fills `values` with values in `-spread..=spread` from the tests' data
+/// generator seeded with `seed`.
+fn fill_random(values: &mut [i8], seed: u64, spread: i8) {
+    let mut rng = Rng(seed);
     let width = 2 * spread as u64 + 1;
     for value in values {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        *value = (state % width) as i8 - spread;
+        *value = rng.below(width) as i8 - spread;
     }
 }
 
