@@ -1440,9 +1440,10 @@ mod tests {
         for seeds in 0..=max_seeds {
             solution = solver.solve_level(seeds, solution, |_| ());
             // The top level frees them all.
-            let mirrored = match seeds < max_seeds {
-                true => (seeds + 1).min(max_seeds - 1) as usize,
-                false => 0,
+            let mirrored = if seeds < max_seeds {
+                (seeds + 1).min(max_seeds - 1) as usize
+            } else {
+                0
             };
             assert_eq!(solution.mirrored_levels, mirrored, "after level {seeds}");
             let end = solution.level_starts[mirrored];
