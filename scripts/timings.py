@@ -52,7 +52,7 @@ def cpu_family():
 
 
 def timed(command, cwd=None):
-    """Runs command; returns (wall seconds, peak RSS in bytes, stdout)."""
+    """Runs command; returns (wall seconds, peak RSS in bytes, stdout, user + system CPU seconds)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stdout = process.stdout.read()
@@ -60,7 +60,36 @@ def timed(command, cwd=None):
     wall = time.perf_counter() - start
     if status != 0:
         sys.exit(f"failed ({status}): {' '.join(map(str, command))}")
-    return wall, usage.ru_maxrss * 1024, stdout.decode()
+    return wall, usage.ru_maxrss * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
+
+
+def results_folder():
+    """results/<cpu-model>-family-<cpu-family>, created if missing."""
+    # The model name alone does not tell CPU generations apart ("AMD EPYC").
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cpu_model()).strip("-") + f"-family-{cpu_family()}"
+    folder = ROOT / "results" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def commit_label():
+    """The checked-out commit, marked when tracked files differ from it; "unknown" outside a git checkout."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+    if not commit:
+        return "unknown"
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
+def compile_cpp(source, output, *flags):
+    """Builds one of the article's C++ programs as the tables quote it: g++ -O3 -march=native."""
+    subprocess.run(["g++", "-O3", "-march=native", *flags, "-o", str(output), str(Path(source).resolve())],
+                   check=True)
 
 
 def summary(samples):
@@ -116,8 +145,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         article = tmp / "article"
-        subprocess.run(["g++", "-O3", "-march=native", "-o", str(article), str(args.article.resolve())],
-                       check=True)
+        compile_cpp(args.article, article)
         configs = []
         for n in seeds:
             for threads in sorted({1, threads_all}):
@@ -135,7 +163,7 @@ def main():
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
                 at_once = ["--all-levels-at-once"] if sweep.endswith("all-levels-at-once") else []
-                wall, peak, out = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
+                wall, peak, out, _ = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
                                          "--kernel", kernel, "--movegen", movegen, "--sweep", sweep.split()[0],
                                          "--threads", str(threads)] + at_once)
                 samples.append(wall)
@@ -152,7 +180,7 @@ def main():
                   f"median {median:.3f} s", file=sys.stderr)
         samples, peaks = [], []
         for _ in range(args.repeat):
-            wall, peak, _ = timed([article, tmp / "flat9.bin"], cwd=tmp)
+            wall, peak, _, _ = timed([article, tmp / "flat9.bin"], cwd=tmp)
             samples.append(wall)
             peaks.append(peak)
         median, low, high = summary(samples)
@@ -164,11 +192,10 @@ def main():
         enlarged_row = None
         if args.enlarged:
             enlarged = tmp / "enlarged"
-            subprocess.run(["g++", "-O3", "-march=native", "-DNSEEDS=12", "-o", str(enlarged),
-                            str(args.enlarged.resolve())], check=True)
+            compile_cpp(args.enlarged, enlarged, "-DNSEEDS=12")
             samples, peaks = [], []
             for _ in range(max(1, min(args.repeat, 3))):
-                wall, peak, _ = timed([enlarged], cwd=tmp)
+                wall, peak, _, _ = timed([enlarged], cwd=tmp)
                 samples.append(wall)
                 peaks.append(peak)
             median, low, high = summary(samples)
@@ -179,16 +206,9 @@ def main():
             print(f"article enlarged N=12: median {median:.3f} s", file=sys.stderr)
 
     model = cpu_model()
-    # The model name alone does not tell CPU generations apart ("AMD EPYC").
-    folder = ROOT / "results" / (re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") + f"-family-{cpu_family()}")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = results_folder()
     stamp = datetime.date.today().isoformat()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        commit += " with uncommitted changes"
+    commit = commit_label()
     command = f"scripts/timings.py --article {args.article} --repeat {args.repeat} --seeds {args.seeds}"
     if args.enlarged:
         command += f" --enlarged {args.enlarged}"

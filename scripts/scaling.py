@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Thread scaling of `endbook oware generate`: one table per machine.
+
+For each planned book size N and thread count K, runs
+`endbook oware generate --max-seeds N --threads K` (kernel and movegen
+`auto`) REPEAT times, and records the wall clock of the whole command, the
+user + system CPU time, the peak RSS, the sweeps' and the tail's share as the
+program reports them, which kernel `auto` took, and the SHA-256 of the book.
+Every run of one N must write the same book, whatever the thread count: the
+script stops at the first that does not. With --article (and --enlarged), the
+article's C++ program at N=9 (and its enlarged version at -DNSEEDS=12) is
+timed in the same run and the tables give its time over ours: a .cpp is
+compiled with g++ -O3 -march=native (never copied), a built program is run as
+it is (for a machine without g++).
+
+Needs no cargo: --binary takes a built endbook (default target/release/endbook,
+built with `cargo build --release` when cargo is there), so the script runs on
+a machine that has only Python and, for the article, g++.
+
+Writes results/<cpu-model>-family-<cpu-family>/<date>-scaling.md and .csv
+(or into --results DIR).
+
+Plan: space-separated items N:THREADS:REPEAT, THREADS a comma list or `all`
+(1, 2, 4, ... up to the core count, and the core count). Default:
+"9:all:5 12:all:5 16:all:3".
+
+Usage: scripts/scaling.py [--plan "12:all:5 20:8,16:1"] [--binary PATH] \\
+           [--article ../shared/anchors/article-oware-book.cpp] \\
+           [--enlarged ../shared/anchors/article-oware-book-enlarged.cpp]
+"""
+
+import argparse
+import csv
+import datetime
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timings import BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, results_folder, summary, timed  # noqa: E402
+
+
+def thread_counts(spec, cores):
+    if spec == "all":
+        counts, k = set(), 1
+        while k < cores:
+            counts.add(k)
+            k *= 2
+        counts.add(cores)
+        return sorted(counts)
+    return [int(k) for k in spec.split(",")]
+
+
+def parse_plan(plan, cores):
+    items = []
+    for item in plan.split():
+        try:
+            n, threads, repeat = item.split(":")
+            items.append((int(n), thread_counts(threads, cores), int(repeat)))
+        except ValueError:
+            sys.exit(f"plan item {item!r}: expected N:THREADS:REPEAT, e.g. 12:1,2,4:5 or 16:all:3")
+    return items
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def reported(stdout, pattern, default=None):
+    match = re.search(pattern, stdout, re.M)
+    return match.group(1) if match else default
+
+
+def time_article(binary, repeat, cwd, *args):
+    samples = [timed([binary, *args], cwd=cwd)[0] for _ in range(repeat)]
+    return summary(samples)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plan", default="9:all:5 12:all:5 16:all:3",
+                        help='items N:THREADS:REPEAT (default "9:all:5 12:all:5 16:all:3")')
+    parser.add_argument("--binary", type=Path, default=BINARY, help="endbook to run (default target/release/endbook)")
+    parser.add_argument("--article", type=Path, help="article-oware-book.cpp (compiled, never copied) or a build of it, timed at N=9")
+    parser.add_argument("--enlarged", type=Path,
+                        help="article-oware-book-enlarged.cpp (compiled at -DNSEEDS=12, never copied) or such a build")
+    parser.add_argument("--work", type=Path, help="folder for the books while they are checked (default a temporary one)")
+    parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
+    parser.add_argument("--commit", help="commit to name in the table (default: from git)")
+    args = parser.parse_args()
+    cores = os.cpu_count()
+    plan = parse_plan(args.plan, cores)
+
+    if args.binary == BINARY and shutil.which("cargo"):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not args.binary.exists():
+        sys.exit(f"no endbook at {args.binary}: build it (cargo build --release) or pass --binary")
+
+    rows, references = [], {}
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+        tmp = Path(tmp)
+        for source, n, flags in [(args.article, 9, []), (args.enlarged, 12, ["-DNSEEDS=12"])]:
+            if source is None:
+                continue
+            program = source.resolve()
+            if source.suffix == ".cpp":
+                program = tmp / f"article-{n}"
+                compile_cpp(source, program, *flags)
+            median, low, high = time_article(program, 3 if n == 12 else 5, tmp, *([tmp / "flat9.bin"] if n == 9 else []))
+            references[n] = median
+            print(f"article N={n}: median {median:.3f} s", file=sys.stderr)
+            rows.append({"program": "article C++" if n == 9 else "article enlarged C++ (-DNSEEDS=12)", "N": n,
+                         "threads": 1, "kernel": "-", "median_s": median, "min_s": low, "max_s": high, "cpu_s": "",
+                         "sweeps_s": "", "tail_s": "", "peak_rss_mb": "", "sha256": ""})
+        for n, counts, repeat in plan:
+            book_hash = None
+            for threads in counts:
+                walls, cpus, peaks, sweeps, tails, kernels = [], [], [], [], [], set()
+                for _ in range(repeat):
+                    book = tmp / f"oware-{n}.book"
+                    wall, peak, out, cpu = timed([args.binary, "oware", "generate", "--max-seeds", str(n),
+                                                  "--threads", str(threads), "--out", book])
+                    digest = sha256(book)
+                    book.unlink()
+                    if book_hash is None:
+                        book_hash = digest
+                    elif digest != book_hash:
+                        sys.exit(f"N={n} on {threads} threads wrote a different book: {digest} against {book_hash}")
+                    walls.append(wall)
+                    cpus.append(cpu)
+                    peaks.append(peak)
+                    sweeps.append(float(reported(out, r"sweeps ([0-9.]+) s", "nan")))
+                    tails.append(float(reported(out, r"encoding and writing ([0-9.]+) s", "nan")))
+                    kernels.add(reported(out, r"^kernel (\S+)", "?"))
+                median, low, high = summary(walls)
+                rows.append({"program": "endbook", "N": n, "threads": threads, "kernel": "/".join(sorted(kernels)),
+                             "median_s": median, "min_s": low, "max_s": high, "cpu_s": summary(cpus)[0],
+                             "sweeps_s": summary(sweeps)[0], "tail_s": summary(tails)[0],
+                             "peak_rss_mb": max(peaks) / 1e6, "sha256": book_hash})
+                print(f"N={n} threads={threads}: median {median:.3f} s (min {low:.3f}, max {high:.3f}), "
+                      f"peak {max(peaks) / 1e6:.0f} MB", file=sys.stderr)
+
+    folder = args.results or results_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.date.today().isoformat()
+    columns = ["program", "N", "threads", "kernel", "median_s", "min_s", "max_s", "cpu_s", "sweeps_s", "tail_s",
+               "peak_rss_mb", "sha256"]
+    with open(folder / f"{stamp}-scaling.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for r in rows:
+            writer.writerow([f"{r[c]:.6g}" if isinstance(r[c], float) else r[c] for c in columns])
+
+    one_thread = {r["N"]: r["median_s"] for r in rows if r["program"] == "endbook" and r["threads"] == 1}
+    command = f"scripts/scaling.py --plan \"{args.plan}\""
+    if args.article:
+        command += f" --article {args.article}"
+    if args.enlarged:
+        command += f" --enlarged {args.enlarged}"
+    lines = [f"# endbook thread scaling: {cpu_model()}", "",
+             f"{stamp}, commit {args.commit or commit_label()}, {cores} threads available, CPU family "
+             f"{cpu_family()}. Produced by `{command}`: wall clock of the whole `endbook oware generate "
+             "--max-seeds N --threads K` command (kernel and movegen auto), median of the runs with min and max; "
+             "CPU is user + system time (median); sweeps and tail (encoding and writing after the last sweep) as "
+             "the program reports them. Speedup: the 1-thread median over this row's; efficiency: speedup over K. "
+             "Every run of one N wrote the same book (SHA-256 below).", "",
+             "| N | threads | kernel (auto) | median s | min s | max s | CPU s | sweeps s | tail s | peak RSS MB "
+             "| speedup | efficiency | reference / this |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["program"] != "endbook":
+            lines.append(f"| {r['N']} | 1 | {r['program']} | {r['median_s']:.3f} | {r['min_s']:.3f} | "
+                         f"{r['max_s']:.3f} | | | | | | | |")
+            continue
+        base, reference = one_thread.get(r["N"]), references.get(r["N"])
+        speedup = f"{base / r['median_s']:.2f}x" if base else ""
+        efficiency = f"{base / r['median_s'] / r['threads']:.0%}" if base else ""
+        against = f"{reference / r['median_s']:.1f}x" if reference else ""
+        lines.append(f"| {r['N']} | {r['threads']} | {r['kernel']} | {r['median_s']:.3f} | {r['min_s']:.3f} | "
+                     f"{r['max_s']:.3f} | {r['cpu_s']:.2f} | {r['sweeps_s']:.3f} | {r['tail_s']:.3f} | "
+                     f"{r['peak_rss_mb']:.0f} | {speedup} | {efficiency} | {against} |")
+    lines += ["", "Books (SHA-256):", ""]
+    for n in sorted({r["N"] for r in rows if r["program"] == "endbook"}):
+        lines.append(f"- N={n}: `{next(r['sha256'] for r in rows if r['N'] == n and r['program'] == 'endbook')}`")
+    (folder / f"{stamp}-scaling.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"wrote {folder / stamp}-scaling.md and .csv", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
