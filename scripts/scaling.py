@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timings import BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, results_folder, summary, timed  # noqa: E402
+from timings import BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, cpu_model_number, results_folder, summary, timed  # noqa: E402
 
 
 def thread_counts(spec, cores):
@@ -168,7 +168,7 @@ def main():
         command += f" --enlarged {args.enlarged}"
     lines = [f"# endbook thread scaling: {cpu_model()}", "",
              f"{stamp}, commit {args.commit or commit_label()}, {cores} threads available, CPU family "
-             f"{cpu_family()}. Produced by `{command}`: wall clock of the whole `endbook oware generate "
+             f"{cpu_family()}, model {cpu_model_number()}. Produced by `{command}`: wall clock of the whole `endbook oware generate "
              "--max-seeds N --threads K` command (kernel and movegen auto), median of the runs with min and max; "
              "CPU is user + system time (median); sweeps and tail (encoding and writing after the last sweep) as "
              "the program reports them. Speedup: the 1-thread median over this row's; efficiency: speedup over K. "

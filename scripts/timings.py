@@ -63,6 +63,13 @@ def timed(command, cwd=None):
     return wall, usage.ru_maxrss * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
 
 
+def cpu_model_number():
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model") and line.split(":", 1)[0].strip() == "model":
+            return int(line.split(":", 1)[1])
+    return None
+
+
 def results_folder():
     """results/<cpu-model>-family-<cpu-family>, created if missing."""
     # The model name alone does not tell CPU generations apart ("AMD EPYC").
