@@ -141,11 +141,18 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="runs per configuration (default 5)")
     parser.add_argument("--seeds", default="9,10,11,12", help="book sizes to time (default 9,10,11,12)")
     parser.add_argument("--skip-benches", action="store_true", help="only the end-to-end runs")
+    parser.add_argument("--binary", type=Path,
+                        help="time this endbook build instead of building target/release/endbook with cargo "
+                             "(with --skip-benches, for a machine without cargo)")
+    parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
+    parser.add_argument("--commit", help="commit to name in the table (default: from git)")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     threads_all = os.cpu_count()
 
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    binary = args.binary or BINARY
+    if args.binary is None:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     bench_rows = [] if args.skip_benches else run_benches()
 
     rows = []
@@ -170,7 +177,7 @@ def main():
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
                 at_once = ["--all-levels-at-once"] if sweep.endswith("all-levels-at-once") else []
-                wall, peak, out, _ = timed([BINARY, "oware", "generate", "--max-seeds", str(n), "--out", book,
+                wall, peak, out, _ = timed([binary, "oware", "generate", "--max-seeds", str(n), "--out", book,
                                          "--kernel", kernel, "--movegen", movegen, "--sweep", sweep.split()[0],
                                          "--threads", str(threads)] + at_once)
                 samples.append(wall)
@@ -213,10 +220,15 @@ def main():
             print(f"article enlarged N=12: median {median:.3f} s", file=sys.stderr)
 
     model = cpu_model()
-    folder = results_folder()
+    folder = args.results or results_folder()
+    folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.date.today().isoformat()
-    commit = commit_label()
+    commit = args.commit or commit_label()
     command = f"scripts/timings.py --article {args.article} --repeat {args.repeat} --seeds {args.seeds}"
+    if args.skip_benches:
+        command += " --skip-benches"
+    if args.binary:
+        command += f" --binary {args.binary}"
     if args.enlarged:
         command += f" --enlarged {args.enlarged}"
 
@@ -249,7 +261,8 @@ def main():
 
     article_median = article_row["median_s"]
     lines = [f"# endbook timings: {model}", "",
-             f"{stamp}, commit {commit}, {threads_all} threads available, CPU family {cpu_family()}. "
+             f"{stamp}, commit {commit}, {threads_all} threads available, CPU family {cpu_family()}, "
+             f"model {cpu_model_number()}. "
              f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
              "command (building the child cache, sweeping, writing the book). Sweeps run level by level "
              "unless the sweep column says otherwise. The last column: the article's program at N=9 "
