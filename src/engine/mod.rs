@@ -30,6 +30,7 @@ mod awake;
 mod cache;
 mod changes;
 mod layer;
+pub(crate) mod quiet;
 mod reverse;
 mod solve;
 

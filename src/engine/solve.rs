@@ -19,6 +19,7 @@ use super::awake::Awake;
 use super::cache::{MoveCache, LANES};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::layer::zeroed_layer;
+use super::quiet::Spell;
 use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
@@ -99,6 +100,15 @@ pub struct KernelTrial {
     pub ns_per_state: f64,
 }
 
+/// A kernel trial under way: which kernel, since when, and the quiet spell
+/// that keeps the background work paused while it is timed.
+#[derive(Debug)]
+pub struct Trial {
+    index: usize,
+    start: Instant,
+    _quiet: Spell,
+}
+
 /// Picks the kernel for each layer: under `Auto`, the layers after the first
 /// rotate through the available kernels (each computes identical bytes), then
 /// the fastest of them sweeps the rest. A layer too small to time repeats its
@@ -150,24 +160,34 @@ impl KernelPicker {
         self.next_trial = 0;
     }
 
-    /// The kernel for a layer, and the trial it belongs to, if any.
-    pub fn pick(&self, turn: u32) -> (Kernel, Option<usize>) {
+    /// The kernel for a layer, and the trial it belongs to, if any: a
+    /// trial's clock starts now, once the background work under way (the
+    /// book encoder's) has paused until the trial is recorded or dropped.
+    pub fn pick(&self, turn: u32) -> (Kernel, Option<Trial>) {
         // Layer 1 touches every page for the first time: not a fair trial.
         if turn == 1 || self.rounds_left == 0 {
             (self.chosen, None)
         } else {
-            (self.trials[self.next_trial].kernel, Some(self.next_trial))
+            let quiet = Spell::cast();
+            let trial = Trial {
+                index: self.next_trial,
+                start: Instant::now(),
+                _quiet: quiet,
+            };
+            (self.trials[self.next_trial].kernel, Some(trial))
         }
     }
 
-    /// Records how long trial `trial`'s layer took per state; layers of
-    /// fewer than `MIN_TRIAL_STATES` states are too short to count.
-    pub fn record(&mut self, trial: usize, states: usize, elapsed: Duration) {
+    /// Records how long `trial`'s layer took per state; layers of fewer than
+    /// `MIN_TRIAL_STATES` states are too short to count.
+    pub fn record(&mut self, trial: Trial, states: usize) {
+        let (index, elapsed) = (trial.index, trial.start.elapsed());
+        drop(trial);
         if states < MIN_TRIAL_STATES {
             return;
         }
         let ns_per_state = elapsed.as_nanos() as f64 / states as f64;
-        let entry = &mut self.trials[trial];
+        let entry = &mut self.trials[index];
         entry.ns_per_state = entry.ns_per_state.min(ns_per_state);
         let fastest = self
             .trials
@@ -513,7 +533,6 @@ pub fn solve<const MOVES: usize>(
         // The solved levels in `next` go from layer `turn - 2` to `turn - 1`.
         known_before.write_to(&mut next);
         let (kernel, trial) = picker.pick(turn);
-        let sweep_start = Instant::now();
         let (layer_changes, swept_states) = if use_frontier {
             frontier_turns += 1;
             let previous = [&known_before, &last_changes];
@@ -524,7 +543,7 @@ pub fn solve<const MOVES: usize>(
         // And from `turn - 1` to `turn`.
         known_now.write_to(&mut next);
         if let Some(trial) = trial {
-            picker.record(trial, swept_states, sweep_start.elapsed());
+            picker.record(trial, swept_states);
         }
         state_updates += swept_states as u64;
 

@@ -1173,7 +1173,6 @@ fn solve_level(
             };
             let previous = &previous[..];
             let (kernel, trial) = picker.pick(turn);
-            let sweep_start = Instant::now();
             let changes = PackedChanges::concatenate(
                 parts
                     .into_par_iter()
@@ -1186,7 +1185,7 @@ fn solve_level(
                     .collect(),
             );
             if let Some(trial) = trial.filter(|_| matches!(mode, TurnMode::Dense)) {
-                picker.record(trial, states, sweep_start.elapsed());
+                picker.record(trial, states);
             }
             changes
         };
