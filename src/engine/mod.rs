@@ -43,6 +43,6 @@ pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use layer::zeroed_layer;
 pub use reverse::ReverseEdges;
 pub use solve::{
-    solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, SweepMode,
+    solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, SweepMode, Trial,
     TurnCursors, TurnReport,
 };

@@ -27,11 +27,9 @@
 //! and whatever else runs in the background should pause the same way.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Spells held, and background pieces under way.
-#[derive(Default)]
 struct State {
     spells: usize,
     pieces: usize,
@@ -43,8 +41,6 @@ static STATE: Mutex<State> = Mutex::new(State {
 });
 /// Signalled when the last spell ends or the last piece under way ends.
 static CHANGED: Condvar = Condvar::new();
-/// `STATE.spells`, read without the lock on the pieces' fast path.
-static SPELLS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     /// Whether this thread's pieces yield to spells.
@@ -76,7 +72,6 @@ impl Spell {
     pub fn cast() -> Spell {
         let mut state = state();
         state.spells += 1;
-        SPELLS.fetch_add(1, Ordering::SeqCst);
         while state.pieces > 0 {
             state = CHANGED.wait(state).unwrap_or_else(|p| p.into_inner());
         }
@@ -88,7 +83,6 @@ impl Drop for Spell {
     fn drop(&mut self) {
         let mut state = state();
         state.spells -= 1;
-        SPELLS.fetch_sub(1, Ordering::SeqCst);
         if state.spells == 0 {
             CHANGED.notify_all();
         }
@@ -119,7 +113,7 @@ impl Drop for Piece {
     fn drop(&mut self) {
         let mut state = state();
         state.pieces -= 1;
-        if state.pieces == 0 && SPELLS.load(Ordering::SeqCst) > 0 {
+        if state.pieces == 0 && state.spells > 0 {
             CHANGED.notify_all();
         }
     }
@@ -128,7 +122,7 @@ impl Drop for Piece {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::time::Duration;
 
