@@ -727,3 +727,80 @@ impl Frontier {
         (changes, swept_states)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The turns at which `picker` runs a trial, recording each at once,
+    /// over turns `1..=turns` of a level of `states` states.
+    fn trial_turns(picker: &mut KernelPicker, turns: u32, states: usize) -> Vec<u32> {
+        let mut at = Vec::new();
+        for turn in 1..=turns {
+            let (kernel, trial) = picker.pick(turn);
+            match trial {
+                Some(trial) => {
+                    assert_eq!(kernel, picker.trials[trial.index].kernel);
+                    at.push(turn);
+                    picker.record(trial, states);
+                }
+                None => assert_eq!(kernel, picker.chosen),
+            }
+        }
+        at
+    }
+
+    #[test]
+    fn trials_come_in_rounds_from_the_second_layer() {
+        let kernels = Kernel::available().count() as u32;
+        let mut picker = KernelPicker::new(KernelChoice::Auto);
+        let at = trial_turns(&mut picker, 200, MIN_TRIAL_STATES);
+        let expected: Vec<u32> = (2..2 + TRIAL_ROUNDS as u32 * kernels).collect();
+        assert_eq!(at, expected);
+        // Every kernel timed, and the one kept is the fastest of them.
+        assert!(picker.trials.iter().all(|t| t.ns_per_state.is_finite()));
+        let fastest = picker
+            .trials
+            .iter()
+            .min_by(|a, b| a.ns_per_state.total_cmp(&b.ns_per_state))
+            .unwrap();
+        assert_eq!(picker.chosen, fastest.kernel);
+
+        // A new level of enough states times them again from its turn 2; a
+        // smaller one keeps the choice.
+        picker.retime(MIN_TRIAL_STATES - 1);
+        assert!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES).is_empty());
+        picker.retime(MIN_TRIAL_STATES);
+        assert_eq!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES), expected);
+    }
+
+    #[test]
+    fn layers_too_small_to_time_repeat_their_trial() {
+        let kernels = Kernel::available().count() as u32;
+        let mut picker = KernelPicker::new(KernelChoice::Auto);
+        // Turns 2 and 3 too small: the first round starts over at turn 4.
+        let (_, trial) = picker.pick(2);
+        picker.record(trial.expect("turn 2 is a trial"), MIN_TRIAL_STATES - 1);
+        let (_, trial) = picker.pick(3);
+        assert_eq!(trial.as_ref().map(|t| t.index), Some(0));
+        picker.record(trial.unwrap(), MIN_TRIAL_STATES - 1);
+        assert!(picker.trials.iter().all(|t| t.ns_per_state.is_infinite()));
+        let mut at = Vec::new();
+        for turn in 4..4 + kernels {
+            let (_, trial) = picker.pick(turn);
+            let trial = trial.expect("the first round's trials");
+            at.push(trial.index);
+            picker.record(trial, MIN_TRIAL_STATES);
+        }
+        assert_eq!(at, (0..kernels as usize).collect::<Vec<_>>());
+        // Then the second round.
+        let (_, trial) = picker.pick(4 + kernels);
+        assert_eq!(trial.map(|t| t.index), Some(0));
+    }
+
+    #[test]
+    fn a_forced_kernel_runs_no_trials() {
+        let mut picker = KernelPicker::new(KernelChoice::Fixed(Kernel::scalar()));
+        assert!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES).is_empty());
+    }
+}
