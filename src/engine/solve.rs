@@ -178,6 +178,11 @@ impl KernelPicker {
         }
     }
 
+    /// The kernel kept so far, for a layer that is no trial.
+    pub fn chosen(&self) -> Kernel {
+        self.chosen
+    }
+
     /// Records how long `trial`'s layer took per state; layers of fewer than
     /// `MIN_TRIAL_STATES` states are too short to count.
     pub fn record(&mut self, trial: Trial, states: usize) {

@@ -1172,7 +1172,11 @@ fn solve_level(
                 only: matches!(mode, TurnMode::ChangedRows).then_some(&sweep_rows[..]),
             };
             let previous = &previous[..];
-            let (kernel, trial) = picker.pick(turn);
+            // Only dense turns time a kernel: their cost per board is alike.
+            let (kernel, trial) = match mode {
+                TurnMode::Dense => picker.pick(turn),
+                _ => (picker.chosen(), None),
+            };
             let changes = PackedChanges::concatenate(
                 parts
                     .into_par_iter()
@@ -1184,7 +1188,7 @@ fn solve_level(
                     })
                     .collect(),
             );
-            if let Some(trial) = trial.filter(|_| matches!(mode, TurnMode::Dense)) {
+            if let Some(trial) = trial {
                 picker.record(trial, states);
             }
             changes
