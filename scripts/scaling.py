@@ -42,7 +42,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timings import BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, cpu_model_number, results_folder, summary, timed  # noqa: E402
+from timings import (BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, cpu_model_number,  # noqa: E402
+                     repeated, results_folder, summary, timed)
 
 
 def thread_counts(spec, cores):
@@ -68,21 +69,13 @@ def parse_plan(plan, cores):
 
 
 def sha256(path):
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 24):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def reported(stdout, pattern, default=None):
     match = re.search(pattern, stdout, re.M)
     return match.group(1) if match else default
-
-
-def time_article(binary, repeat, cwd, *args):
-    samples = [timed([binary, *args], cwd=cwd)[0] for _ in range(repeat)]
-    return summary(samples)
 
 
 def main():
@@ -115,7 +108,8 @@ def main():
             if source.suffix == ".cpp":
                 program = tmp / f"article-{n}"
                 compile_cpp(source, program, *flags)
-            median, low, high = time_article(program, 3 if n == 12 else 5, tmp, *([tmp / "flat9.bin"] if n == 9 else []))
+            command = [program, tmp / "flat9.bin"] if n == 9 else [program]
+            (median, low, high), _ = repeated(command, 3 if n == 12 else 5, cwd=tmp)
             references[n] = median
             print(f"article N={n}: median {median:.3f} s", file=sys.stderr)
             rows.append({"program": "article C++" if n == 9 else "article enlarged C++ (-DNSEEDS=12)", "N": n,

@@ -37,18 +37,27 @@ BINARY = ROOT / "target" / "release" / "endbook"
 CRITERION = ROOT / "target" / "criterion"
 
 
-def cpu_model():
+def cpuinfo(field):
+    """The first value of `field` in /proc/cpuinfo, or None."""
     for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown-cpu"
+        key, _, value = line.partition(":")
+        if key.strip() == field:
+            return value.strip()
+    return None
+
+
+def cpu_model():
+    return cpuinfo("model name") or "unknown-cpu"
 
 
 def cpu_family():
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("cpu family"):
-            return int(line.split(":", 1)[1])
-    return None
+    family = cpuinfo("cpu family")
+    return int(family) if family else None
+
+
+def cpu_model_number():
+    model = cpuinfo("model")
+    return int(model) if model else None
 
 
 def timed(command, cwd=None):
@@ -63,20 +72,11 @@ def timed(command, cwd=None):
     return wall, usage.ru_maxrss * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
 
 
-def cpu_model_number():
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model") and line.split(":", 1)[0].strip() == "model":
-            return int(line.split(":", 1)[1])
-    return None
-
-
 def results_folder():
-    """results/<cpu-model>-family-<cpu-family>, created if missing."""
+    """results/<cpu-model>-family-<cpu-family>."""
     # The model name alone does not tell CPU generations apart ("AMD EPYC").
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", cpu_model()).strip("-") + f"-family-{cpu_family()}"
-    folder = ROOT / "results" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return ROOT / "results" / name
 
 
 def commit_label():
@@ -101,6 +101,12 @@ def compile_cpp(source, output, *flags):
 
 def summary(samples):
     return statistics.median(samples), min(samples), max(samples)
+
+
+def repeated(command, repeat, cwd=None):
+    """Runs command `repeat` times: (median, min, max) of the wall clock, and the largest peak RSS in bytes."""
+    runs = [timed(command, cwd=cwd) for _ in range(repeat)]
+    return summary([run[0] for run in runs]), max(run[1] for run in runs)
 
 
 def run_benches():
@@ -192,30 +198,20 @@ def main():
                          "peak_rss_mb": max(peaks) / 1e6})
             print(f"N={n} kernel={label} movegen={movegen} sweep={sweep} threads={threads}: "
                   f"median {median:.3f} s", file=sys.stderr)
-        samples, peaks = [], []
-        for _ in range(args.repeat):
-            wall, peak, _, _ = timed([article, tmp / "flat9.bin"], cwd=tmp)
-            samples.append(wall)
-            peaks.append(peak)
-        median, low, high = summary(samples)
+        (median, low, high), peak = repeated([article, tmp / "flat9.bin"], args.repeat, cwd=tmp)
         article_row = {"program": "article C++ (g++ -O3 -march=native)", "kernel": "-", "movegen": "-",
                        "sweep": "dense", "threads": 1, "N": 9, "median_s": median, "min_s": low, "max_s": high,
-                       "peak_rss_mb": max(peaks) / 1e6}
+                       "peak_rss_mb": peak / 1e6}
         rows.append(article_row)
         print(f"article N=9: median {median:.3f} s", file=sys.stderr)
         enlarged_row = None
         if args.enlarged:
             enlarged = tmp / "enlarged"
             compile_cpp(args.enlarged, enlarged, "-DNSEEDS=12")
-            samples, peaks = [], []
-            for _ in range(max(1, min(args.repeat, 3))):
-                wall, peak, _, _ = timed([enlarged], cwd=tmp)
-                samples.append(wall)
-                peaks.append(peak)
-            median, low, high = summary(samples)
+            (median, low, high), peak = repeated([enlarged], max(1, min(args.repeat, 3)), cwd=tmp)
             enlarged_row = {"program": "article enlarged C++ (-DNSEEDS=12)", "kernel": "-", "movegen": "-",
                             "sweep": "dense", "threads": 1, "N": 12, "median_s": median, "min_s": low,
-                            "max_s": high, "peak_rss_mb": max(peaks) / 1e6}
+                            "max_s": high, "peak_rss_mb": peak / 1e6}
             rows.append(enlarged_row)
             print(f"article enlarged N=12: median {median:.3f} s", file=sys.stderr)
 
