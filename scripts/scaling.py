@@ -11,7 +11,12 @@ script stops at the first that does not. With --article (and --enlarged), the
 article's C++ program at N=9 (and its enlarged version at -DNSEEDS=12) is
 timed in the same run and the tables give its time over ours: a .cpp is
 compiled with g++ -O3 -march=native (never copied), a built program is run as
-it is (for a machine without g++).
+it is (for a machine without g++). With --port scripts/dense_port.cpp, the
+dense two-layer port of the article's algorithm (one thread, no book; issue
+4's yardstick) is compiled at -DNSEEDS=N for each N of --port-seeds (default
+16) and timed --port-repeat times in the same run, and its values with 200
+turns left, per seed count, must equal those of the book (`endbook oware
+stats`): the table gives its time over ours at that N.
 
 Needs no cargo: --binary takes a built endbook (default target/release/endbook,
 built with `cargo build --release` when cargo is there), so the script runs on
@@ -78,6 +83,18 @@ def reported(stdout, pattern, default=None):
     return match.group(1) if match else default
 
 
+def check_port(port_csv, stats_csv, n):
+    """Stops unless the port's values with 200 turns left, per seed count, are the book's."""
+    port = list(csv.DictReader(port_csv.splitlines()))
+    stats = {row["seeds"]: row for row in csv.DictReader(stats_csv.splitlines())}
+    for row in port:
+        theirs = stats.get(row["seeds"])
+        if theirs is None or any(row[key] != theirs.get(key) for key in row):
+            sys.exit(f"N={n}: the dense port's values at {row['seeds']} seeds differ from the book's")
+    if len(port) != n:
+        sys.exit(f"N={n}: the dense port printed {len(port)} seed counts")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plan", default="9:all:5 12:all:5 16:all:3",
@@ -86,6 +103,9 @@ def main():
     parser.add_argument("--article", type=Path, help="article-oware-book.cpp (compiled, never copied) or a build of it, timed at N=9")
     parser.add_argument("--enlarged", type=Path,
                         help="article-oware-book-enlarged.cpp (compiled at -DNSEEDS=12, never copied) or such a build")
+    parser.add_argument("--port", type=Path, help="scripts/dense_port.cpp (or a build of it for one N), timed at --port-seeds")
+    parser.add_argument("--port-seeds", default="16", help="comma list of N for --port (default 16)")
+    parser.add_argument("--port-repeat", type=int, default=3, help="runs of the port per N (default 3)")
     parser.add_argument("--work", type=Path, help="folder for the books while they are checked (default a temporary one)")
     parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
     parser.add_argument("--commit", help="commit to name in the table (default: from git)")
@@ -115,6 +135,23 @@ def main():
             rows.append({"program": "article C++" if n == 9 else "article enlarged C++ (-DNSEEDS=12)", "N": n,
                          "threads": 1, "kernel": "-", "median_s": median, "min_s": low, "max_s": high, "cpu_s": "",
                          "sweeps_s": "", "tail_s": "", "peak_rss_mb": "", "sha256": ""})
+        port_seeds = [int(n) for n in args.port_seeds.split(",")] if args.port else []
+        for n in port_seeds:
+            program = args.port.resolve()
+            if args.port.suffix == ".cpp":
+                program = tmp / f"dense-port-{n}"
+                compile_cpp(args.port, program, f"-DNSEEDS={n}")
+            runs = [timed([program]) for _ in range(args.port_repeat)]
+            book = tmp / f"port-check-{n}.book"
+            timed([args.binary, "oware", "generate", "--max-seeds", str(n), "--out", book])
+            check_port(runs[0][2], timed([args.binary, "oware", "stats", "--book", book, "--format", "csv"])[2], n)
+            book.unlink()
+            (median, low, high), peak = summary([run[0] for run in runs]), max(run[1] for run in runs)
+            references[n] = median
+            print(f"dense port N={n}: median {median:.3f} s, its values equal the book's", file=sys.stderr)
+            rows.append({"program": f"dense two-layer port (-DNSEEDS={n})", "N": n, "threads": 1, "kernel": "-",
+                         "median_s": median, "min_s": low, "max_s": high, "cpu_s": summary([r[3] for r in runs])[0],
+                         "sweeps_s": "", "tail_s": "", "peak_rss_mb": peak / 1e6, "sha256": ""})
         for n, counts, repeat in plan:
             book_hash = None
             for threads in counts:
@@ -160,20 +197,26 @@ def main():
         command += f" --article {args.article}"
     if args.enlarged:
         command += f" --enlarged {args.enlarged}"
+    if args.port:
+        command += f" --port {args.port} --port-seeds {args.port_seeds} --port-repeat {args.port_repeat}"
     lines = [f"# endbook thread scaling: {cpu_model()}", "",
              f"{stamp}, commit {args.commit or commit_label()}, {cores} threads available, CPU family "
              f"{cpu_family()}, model {cpu_model_number()}. Produced by `{command}`: wall clock of the whole `endbook oware generate "
              "--max-seeds N --threads K` command (kernel and movegen auto), median of the runs with min and max; "
              "CPU is user + system time (median); sweeps and tail (encoding and writing after the last sweep) as "
              "the program reports them. Speedup: the 1-thread median over this row's; efficiency: speedup over K. "
-             "Every run of one N wrote the same book (SHA-256 below).", "",
+             "Every run of one N wrote the same book (SHA-256 below). Reference / this: the article's program (N=9), its "
+             "enlarged version (N=12) or the dense two-layer port (scripts/dense_port.cpp, one thread, values checked "
+             "against the book) over this row's median.", "",
              "| N | threads | kernel (auto) | median s | min s | max s | CPU s | sweeps s | tail s | peak RSS MB "
              "| speedup | efficiency | reference / this |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["program"] != "endbook":
+            cpu = f"{r['cpu_s']:.2f}" if r["cpu_s"] != "" else ""
+            peak = f"{r['peak_rss_mb']:.0f}" if r["peak_rss_mb"] != "" else ""
             lines.append(f"| {r['N']} | 1 | {r['program']} | {r['median_s']:.3f} | {r['min_s']:.3f} | "
-                         f"{r['max_s']:.3f} | | | | | | | |")
+                         f"{r['max_s']:.3f} | {cpu} | | | {peak} | | | |")
             continue
         base, reference = one_thread.get(r["N"]), references.get(r["N"])
         speedup = f"{base / r['median_s']:.2f}x" if base else ""
