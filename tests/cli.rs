@@ -93,6 +93,30 @@ fn generate_prints_a_table_per_level() {
     }
     assert!(stdout.contains("state updates/s"), "{stdout}");
     assert!(path.exists());
+    // Each level's row names the kernel that swept it.
+    let forced = dir.path().join("forced.book");
+    let out = endbook(&generate_args(
+        "3",
+        &forced,
+        &["--turn-limit", "50", "--kernel", "portable"],
+    ));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("kernel portable (forced)"), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("seeds"))
+        .skip(1)
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert!(
+        rows.iter().all(|row| row.ends_with("  portable")),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read(&forced).unwrap(),
+        std::fs::read(&path).unwrap()
+    );
     let info = text(&endbook(&["oware", "info", "--book", path.to_str().unwrap()]).stdout);
     assert!(info.contains("turn limit    50"), "{info}");
     assert!(info.contains("max seeds     3"), "{info}");

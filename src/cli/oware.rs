@@ -55,9 +55,11 @@ pub struct GenerateArgs {
     turn_limit: u32,
     #[command(flatten)]
     resources: Resources,
-    /// Layer-update kernel. `auto` times every kernel this CPU supports on the
-    /// first layers and keeps the fastest; the others force one (all give
-    /// identical books).
+    /// Layer-update kernel. `auto` times every kernel this CPU supports side
+    /// by side on each large seed level's first layers (their parts shared
+    /// out among the kernels, each timed by its thread's CPU time) and keeps
+    /// the fastest for the level; the others force one (all give identical
+    /// books). The table at the end names each level's kernel.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
     /// Print the memory, disk and time the run is expected to take, and stop.
@@ -503,7 +505,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let total_time = start.elapsed();
 
     let solution = &generated.solution;
-    println!("seeds        boards  last change  done after");
+    println!("seeds        boards  last change  done after  kernel");
     for (seeds, level) in solution.levels.iter().enumerate() {
         let done = if seeds < taken_over {
             "taken over".to_string()
@@ -511,9 +513,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             format!("{:.3} s", generated.level_done[seeds].as_secs_f64())
         };
         println!(
-            "{seeds:>5} {:>13} {:>12} {done:>12}",
+            "{seeds:>5} {:>13} {:>12} {done:>12}  {}",
             grouped(level.states as u64),
             level.last_change,
+            level.kernel.map_or("-", |kernel| kernel.name()),
         );
     }
     let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
@@ -570,7 +573,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             .map(|t| format!("{} {:.2}", t.kernel, t.ns_per_state))
             .collect();
         println!(
-            "kernel {} (auto; fastest trial layer in ns per state update: {})",
+            "kernel {} (auto; thread CPU time per state update on its trial parts, ns: {})",
             solution.kernel,
             trials.join(", ")
         );

@@ -30,7 +30,7 @@ mod awake;
 mod cache;
 mod changes;
 mod layer;
-pub(crate) mod quiet;
+mod picker;
 mod reverse;
 mod solve;
 
@@ -41,8 +41,6 @@ pub(crate) use changes::block_pairs;
 pub(crate) use changes::BLOCK;
 pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use layer::zeroed_layer;
+pub use picker::{KernelPicker, KernelTrial, TurnKernels, MIN_TRIAL_STATES, TRIAL_ROTATIONS};
 pub use reverse::ReverseEdges;
-pub use solve::{
-    solve, KernelPicker, KernelTrial, LevelSolution, Solution, SolveOptions, SweepMode, Trial,
-    TurnCursors, TurnReport,
-};
+pub use solve::{solve, LevelSolution, Solution, SolveOptions, SweepMode, TurnCursors, TurnReport};

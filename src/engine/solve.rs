@@ -19,7 +19,7 @@ use super::awake::Awake;
 use super::cache::{MoveCache, LANES};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::layer::zeroed_layer;
-use super::quiet::Spell;
+use super::picker::{KernelPicker, KernelTrial, TurnKernels};
 use super::reverse::{take_dirty_blocks, ReverseEdges};
 use crate::kernels::{Kernel, KernelChoice, LAYER_PADDING};
 use rayon::prelude::*;
@@ -40,12 +40,6 @@ const FRONTIER_CHUNK_BLOCKS: usize = 512;
 /// of its parents (a few per state), so well above a few percent nearly every
 /// block is dirty and a dense sweep, which needs no marking, is cheaper.
 const FRONTIER_MAX_CHANGED_FRACTION: f64 = 0.02;
-
-/// Rounds of timing each kernel gets under [`KernelChoice::Auto`].
-const TRIAL_ROUNDS: usize = 3;
-
-/// A layer sweeping fewer states than this is too short to time a kernel on.
-const MIN_TRIAL_STATES: usize = 1 << 16;
 
 /// How layers are swept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,141 +83,6 @@ pub struct SolveOptions {
     pub kernel: KernelChoice,
     /// Dense, frontier or hybrid sweeps.
     pub mode: SweepMode,
-}
-
-/// How fast one kernel swept, when `Auto` compared them on real layers.
-#[derive(Clone, Copy, Debug)]
-pub struct KernelTrial {
-    /// The kernel.
-    pub kernel: Kernel,
-    /// Its fastest layer, in nanoseconds per state update.
-    pub ns_per_state: f64,
-}
-
-/// A kernel trial under way: which kernel, since when, and the quiet spell
-/// that keeps the background work paused while it is timed.
-#[derive(Debug)]
-pub struct Trial {
-    index: usize,
-    start: Instant,
-    _quiet: Spell,
-}
-
-/// Picks the kernel for each layer: under `Auto`, the layers after the first
-/// rotate through the available kernels (each computes identical bytes), then
-/// the fastest of them sweeps the rest. A layer too small to time repeats its
-/// trial on the next one.
-#[derive(Clone)]
-pub struct KernelPicker {
-    trials: Vec<KernelTrial>,
-    rounds_left: usize,
-    next_trial: usize,
-    chosen: Kernel,
-}
-
-impl KernelPicker {
-    /// A picker for `choice`.
-    pub fn new(choice: KernelChoice) -> KernelPicker {
-        let (trials, chosen) = match choice {
-            KernelChoice::Fixed(kernel) => (Vec::new(), kernel),
-            KernelChoice::Auto => {
-                let trials = Kernel::available()
-                    .map(|kernel| KernelTrial {
-                        kernel,
-                        ns_per_state: f64::INFINITY,
-                    })
-                    .collect();
-                (trials, Kernel::scalar())
-            }
-        };
-        KernelPicker {
-            rounds_left: if trials.is_empty() { 0 } else { TRIAL_ROUNDS },
-            trials,
-            next_trial: 0,
-            chosen,
-        }
-    }
-
-    /// Times the kernels afresh on the layers to come (under `Auto`, when
-    /// they sweep at least `states` states, enough to time), keeping the
-    /// current choice until then: which kernel is fastest can change with
-    /// the size of what a layer reads (the row kernels' AVX2 gathers win
-    /// only once the layer no longer fits in L2).
-    pub fn retime(&mut self, states: usize) {
-        if self.trials.is_empty() || states < MIN_TRIAL_STATES {
-            return;
-        }
-        for trial in &mut self.trials {
-            trial.ns_per_state = f64::INFINITY;
-        }
-        self.rounds_left = TRIAL_ROUNDS;
-        self.next_trial = 0;
-    }
-
-    /// The kernel for a layer, and the trial it belongs to, if any: a
-    /// trial's clock starts now, once the background work under way (the
-    /// book encoder's) has paused until the trial is recorded or dropped.
-    pub fn pick(&self, turn: u32) -> (Kernel, Option<Trial>) {
-        // Layer 1 touches every page for the first time: not a fair trial.
-        if turn == 1 || self.rounds_left == 0 {
-            (self.chosen, None)
-        } else {
-            let quiet = Spell::cast();
-            let trial = Trial {
-                index: self.next_trial,
-                start: Instant::now(),
-                _quiet: quiet,
-            };
-            (self.trials[self.next_trial].kernel, Some(trial))
-        }
-    }
-
-    /// The kernel kept so far, for a layer that is no trial.
-    pub fn chosen(&self) -> Kernel {
-        self.chosen
-    }
-
-    /// Records how long `trial`'s layer took per state; layers of fewer than
-    /// `MIN_TRIAL_STATES` states are too short to count.
-    pub fn record(&mut self, trial: Trial, states: usize) {
-        let (index, elapsed) = (trial.index, trial.start.elapsed());
-        drop(trial);
-        if states < MIN_TRIAL_STATES {
-            return;
-        }
-        let ns_per_state = elapsed.as_nanos() as f64 / states as f64;
-        let entry = &mut self.trials[index];
-        entry.ns_per_state = entry.ns_per_state.min(ns_per_state);
-        let fastest = self
-            .trials
-            .iter()
-            .min_by(|a, b| a.ns_per_state.total_cmp(&b.ns_per_state))
-            .unwrap();
-        self.chosen = fastest.kernel;
-        self.next_trial += 1;
-        if self.next_trial == self.trials.len() {
-            self.next_trial = 0;
-            self.rounds_left -= 1;
-        }
-    }
-}
-
-impl KernelPicker {
-    /// The kernel chosen and the trials, for a solution built on one that
-    /// chose `before_kernel` after `before_trials`: a run whose layers were
-    /// all too small to time a kernel on reports the earlier choice.
-    pub fn outcome(
-        self,
-        before_kernel: Kernel,
-        before_trials: &[KernelTrial],
-    ) -> (Kernel, Vec<KernelTrial>) {
-        let timed = self.trials.iter().any(|t| t.ns_per_state.is_finite());
-        if timed || before_trials.is_empty() {
-            (self.chosen, self.trials)
-        } else {
-            (before_kernel, before_trials.to_vec())
-        }
-    }
 }
 
 /// Progress after one layer.
@@ -279,6 +138,9 @@ pub struct LevelSolution {
     pub last_change: u32,
     /// Time from the start of the solve until the level was closed.
     pub closed_after: Duration,
+    /// The kernel that swept its layers once the trials were over (`None`
+    /// for a level taken over from a book).
+    pub kernel: Option<Kernel>,
 }
 
 /// A solved game: every layer as changes from the one before.
@@ -315,7 +177,8 @@ pub struct Solution {
     pub elapsed: Duration,
     /// The kernel that swept the layers (after the trials, under `Auto`).
     pub kernel: Kernel,
-    /// Under `Auto`: every available kernel's fastest trial layer.
+    /// Under `Auto`: every available kernel's thread CPU time per state
+    /// over its trial parts (run sweeps: those of the last level timed).
     pub kernel_trials: Vec<KernelTrial>,
 }
 
@@ -507,6 +370,7 @@ pub fn solve<const MOVES: usize>(
         states: level_starts[level + 1] - level_starts[level],
         last_change: 1,
         closed_after: Duration::ZERO,
+        kernel: None,
     }));
     let mut frontier = Frontier::default();
     let mut closed = 0;
@@ -537,19 +401,17 @@ pub fn solve<const MOVES: usize>(
             };
         // The solved levels in `next` go from layer `turn - 2` to `turn - 1`.
         known_before.write_to(&mut next);
-        let (kernel, trial) = picker.pick(turn);
+        let kernels = picker.turn(turn);
         let (layer_changes, swept_states) = if use_frontier {
             frontier_turns += 1;
             let previous = [&known_before, &last_changes];
-            frontier.step(cache, kernel, previous, fixed_end, &prev, &mut next)
+            frontier.step(cache, &kernels, previous, fixed_end, &prev, &mut next)
         } else {
-            dense_step(cache, kernel, first_block, fixed_end, &prev, &mut next)
+            dense_step(cache, &kernels, first_block, fixed_end, &prev, &mut next)
         };
         // And from `turn - 1` to `turn`.
         known_now.write_to(&mut next);
-        if let Some(trial) = trial {
-            picker.record(trial, swept_states);
-        }
+        picker.settle(kernels, swept_states);
         state_updates += swept_states as u64;
 
         let mut all_quiet_below = true;
@@ -600,6 +462,9 @@ pub fn solve<const MOVES: usize>(
     for solution in &mut solved_levels[closed.max(fixed)..] {
         solution.closed_after = solved.elapsed + elapsed;
     }
+    for solution in &mut solved_levels[fixed..] {
+        solution.kernel = Some(picker.chosen());
+    }
     // The last layers may repeat their predecessors; keep up to the last change.
     let last_change = solved_levels
         .iter()
@@ -629,7 +494,7 @@ pub fn solve<const MOVES: usize>(
 /// number of states swept.
 fn dense_step<const MOVES: usize>(
     cache: &MoveCache<MOVES>,
-    kernel: Kernel,
+    kernels: &TurnKernels,
     first_block: usize,
     first_changed: usize,
     prev: &[i8],
@@ -643,7 +508,8 @@ fn dense_step<const MOVES: usize>(
         .enumerate()
         .map(|(i, out)| {
             let block = first_block + i * (SWEEP_CHUNK_STATES / LANES);
-            kernel.sweep(cache, block, prev, out);
+            let states = out.len();
+            kernels.run(i, states, |kernel| kernel.sweep(cache, block, prev, out));
             let first_state = block * LANES;
             let mut changes = LayerChanges::default();
             for (offset, (&new, &old)) in out.iter().zip(&prev[first_state..]).enumerate() {
@@ -686,7 +552,7 @@ impl Frontier {
     fn step<const MOVES: usize>(
         &mut self,
         cache: &MoveCache<MOVES>,
-        kernel: Kernel,
+        kernels: &TurnKernels,
         previous: [&LayerChanges; 2],
         first_changed: usize,
         prev: &[i8],
@@ -709,103 +575,29 @@ impl Frontier {
         let parts: Vec<LayerChanges> = self
             .dirty_blocks
             .par_chunks(FRONTIER_CHUNK_BLOCKS)
-            .map(|blocks| {
-                let mut changes = LayerChanges::default();
-                let mut scratch = [0i8; LANES];
-                for &block in blocks {
-                    let block = block as usize;
-                    kernel.sweep(cache, block, prev, &mut scratch);
-                    let first_state = block * LANES;
-                    for (lane, &new) in scratch.iter().enumerate() {
-                        let state = first_state + lane;
-                        if new != prev[state] && state >= first_changed {
-                            changes.states.push(state as u32);
-                            changes.values.push(new);
+            .enumerate()
+            .map(|(part, blocks)| {
+                kernels.run(part, blocks.len() * LANES, |kernel| {
+                    let mut changes = LayerChanges::default();
+                    let mut scratch = [0i8; LANES];
+                    for &block in blocks {
+                        let block = block as usize;
+                        kernel.sweep(cache, block, prev, &mut scratch);
+                        let first_state = block * LANES;
+                        for (lane, &new) in scratch.iter().enumerate() {
+                            let state = first_state + lane;
+                            if new != prev[state] && state >= first_changed {
+                                changes.states.push(state as u32);
+                                changes.values.push(new);
+                            }
                         }
                     }
-                }
-                changes
+                    changes
+                })
             })
             .collect();
         let changes = concatenate(parts);
         changes.write_to(next);
         (changes, swept_states)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The turns at which `picker` runs a trial, recording each at once,
-    /// over turns `1..=turns` of a level of `states` states.
-    fn trial_turns(picker: &mut KernelPicker, turns: u32, states: usize) -> Vec<u32> {
-        let mut at = Vec::new();
-        for turn in 1..=turns {
-            let (kernel, trial) = picker.pick(turn);
-            match trial {
-                Some(trial) => {
-                    assert_eq!(kernel, picker.trials[trial.index].kernel);
-                    at.push(turn);
-                    picker.record(trial, states);
-                }
-                None => assert_eq!(kernel, picker.chosen),
-            }
-        }
-        at
-    }
-
-    #[test]
-    fn trials_come_in_rounds_from_the_second_layer() {
-        let kernels = Kernel::available().count() as u32;
-        let mut picker = KernelPicker::new(KernelChoice::Auto);
-        let at = trial_turns(&mut picker, 200, MIN_TRIAL_STATES);
-        let expected: Vec<u32> = (2..2 + TRIAL_ROUNDS as u32 * kernels).collect();
-        assert_eq!(at, expected);
-        // Every kernel timed, and the one kept is the fastest of them.
-        assert!(picker.trials.iter().all(|t| t.ns_per_state.is_finite()));
-        let fastest = picker
-            .trials
-            .iter()
-            .min_by(|a, b| a.ns_per_state.total_cmp(&b.ns_per_state))
-            .unwrap();
-        assert_eq!(picker.chosen, fastest.kernel);
-
-        // A new level of enough states times them again from its turn 2; a
-        // smaller one keeps the choice.
-        picker.retime(MIN_TRIAL_STATES - 1);
-        assert!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES).is_empty());
-        picker.retime(MIN_TRIAL_STATES);
-        assert_eq!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES), expected);
-    }
-
-    #[test]
-    fn layers_too_small_to_time_repeat_their_trial() {
-        let kernels = Kernel::available().count() as u32;
-        let mut picker = KernelPicker::new(KernelChoice::Auto);
-        // Turns 2 and 3 too small: the first round starts over at turn 4.
-        let (_, trial) = picker.pick(2);
-        picker.record(trial.expect("turn 2 is a trial"), MIN_TRIAL_STATES - 1);
-        let (_, trial) = picker.pick(3);
-        assert_eq!(trial.as_ref().map(|t| t.index), Some(0));
-        picker.record(trial.unwrap(), MIN_TRIAL_STATES - 1);
-        assert!(picker.trials.iter().all(|t| t.ns_per_state.is_infinite()));
-        let mut at = Vec::new();
-        for turn in 4..4 + kernels {
-            let (_, trial) = picker.pick(turn);
-            let trial = trial.expect("the first round's trials");
-            at.push(trial.index);
-            picker.record(trial, MIN_TRIAL_STATES);
-        }
-        assert_eq!(at, (0..kernels as usize).collect::<Vec<_>>());
-        // Then the second round.
-        let (_, trial) = picker.pick(4 + kernels);
-        assert_eq!(trial.map(|t| t.index), Some(0));
-    }
-
-    #[test]
-    fn a_forced_kernel_runs_no_trials() {
-        let mut picker = KernelPicker::new(KernelChoice::Fixed(Kernel::scalar()));
-        assert!(trial_turns(&mut picker, 200, MIN_TRIAL_STATES).is_empty());
     }
 }

@@ -22,7 +22,6 @@ use super::generate::Generated;
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, Appender, BookError, Container, SectionData};
-use crate::engine::quiet;
 use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;
@@ -458,6 +457,7 @@ impl OwareBook {
                 states: level.states as usize,
                 last_change: level.last_change,
                 closed_after: Duration::ZERO,
+                kernel: None,
             })
             .collect();
         solution.changes = changes;
@@ -965,8 +965,6 @@ impl LevelEncoder {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name(|i| format!("book encoder {i}"))
-                // They run encoding alone: it pauses for kernel trials.
-                .start_handler(|_| quiet::mark_background_thread())
                 .build()
                 .expect("the encoder's threads start");
             let (mut result, mut encode_time) = (Ok(()), Duration::ZERO);

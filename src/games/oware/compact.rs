@@ -38,7 +38,6 @@
 //! line. Opening a book checks every record (lengths, codes, turn range, that
 //! each block ends where the next begins), so lookups never leave the section.
 
-use crate::engine::quiet;
 use rayon::prelude::*;
 use std::fmt;
 use std::ops::Range;
@@ -269,9 +268,6 @@ where
             .into_par_iter()
             .with_max_len(1)
             .map(|i| {
-                // A generation's kernel trials pause the encoding of the
-                // levels below between chunks (`engine::quiet`).
-                let _piece = quiet::piece();
                 let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
                 let changes = chunk(range.clone());
                 encode_records(codec, range, changes, buffers.take())

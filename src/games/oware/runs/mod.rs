@@ -955,7 +955,6 @@ impl RunSolver {
         }
         (solution.kernel, solution.kernel_trials) = self
             .picker
-            .clone()
             .outcome(solution.kernel, &solution.kernel_trials);
         solution
     }
@@ -1172,25 +1171,26 @@ fn solve_level(
                 only: matches!(mode, TurnMode::ChangedRows).then_some(&sweep_rows[..]),
             };
             let previous = &previous[..];
-            // Only dense turns time a kernel: their cost per board is alike.
-            let (kernel, trial) = match mode {
-                TurnMode::Dense => picker.pick(turn),
-                _ => (picker.chosen(), None),
+            // Only dense turns time the kernels: their parts sweep every row.
+            let kernels = match mode {
+                TurnMode::Dense => picker.turn(turn),
+                _ => picker.kept(),
             };
             let changes = PackedChanges::concatenate(
                 parts
                     .into_par_iter()
+                    .enumerate()
                     .with_max_len(1)
-                    .map(|(range, out)| {
+                    .map(|(part, (range, out))| {
                         let from = rows.starts[range.start] as usize;
                         let previous = &previous[from..from + out.len()];
-                        kernel.sweep_rows(&sweep, range, previous, out)
+                        kernels.run(part, out.len(), |kernel| {
+                            kernel.sweep_rows(&sweep, range, previous, out)
+                        })
                     })
                     .collect(),
             );
-            if let Some(trial) = trial {
-                picker.record(trial, states);
-            }
+            picker.settle(kernels, swept_states);
             changes
         };
         // (The mirror changes: the levels below may have dropped their others.)
@@ -1304,6 +1304,7 @@ fn solve_level(
         states,
         last_change,
         closed_after: solution.elapsed + elapsed,
+        kernel: Some(picker.chosen()),
     });
     solution.level_starts.push(level_starts[level + 1]);
     if keep_mirror {
