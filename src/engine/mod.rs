@@ -25,6 +25,10 @@
 //! level at a time, checkpoint, and extend books. Change lists are stored
 //! packed ([`PackedChanges`], about 2 bytes a change): they are what bounds
 //! the largest book a machine can generate.
+//!
+//! Under `--kernel auto`, a [`KernelPicker`] times the kernels side by side
+//! on each solve's first turns (their parts shared out among the kernels,
+//! each timed by its thread's CPU time) and keeps the fastest.
 
 mod awake;
 mod cache;
