@@ -10,7 +10,7 @@
 //                           # with LAST, writes that layer there (one byte a board)
 //
 // The CSV rows match `endbook oware stats --format csv` (its value columns),
-// so a run checks itself against the book (scripts/versus_port.py does).
+// so a run checks itself against the book (scripts/scaling.py --port does).
 
 #include <chrono>
 #include <cstdint>

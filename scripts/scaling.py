@@ -48,7 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timings import (BINARY, ROOT, commit_label, compile_cpp, cpu_family, cpu_model, cpu_model_number,  # noqa: E402
-                     repeated, results_folder, summary, timed)
+                     repeated, results_folder, summarize, summary, timed)
 
 
 def thread_counts(spec, cores):
@@ -146,7 +146,7 @@ def main():
             timed([args.binary, "oware", "generate", "--max-seeds", str(n), "--out", book])
             check_port(runs[0][2], timed([args.binary, "oware", "stats", "--book", book, "--format", "csv"])[2], n)
             book.unlink()
-            (median, low, high), peak = summary([run[0] for run in runs]), max(run[1] for run in runs)
+            (median, low, high), peak = summarize(runs)
             references[n] = median
             print(f"dense port N={n}: median {median:.3f} s, its values equal the book's", file=sys.stderr)
             rows.append({"program": f"dense two-layer port (-DNSEEDS={n})", "N": n, "threads": 1, "kernel": "-",

@@ -103,10 +103,14 @@ def summary(samples):
     return statistics.median(samples), min(samples), max(samples)
 
 
-def repeated(command, repeat, cwd=None):
-    """Runs command `repeat` times: (median, min, max) of the wall clock, and the largest peak RSS in bytes."""
-    runs = [timed(command, cwd=cwd) for _ in range(repeat)]
+def summarize(runs):
+    """Of runs as `timed` returns them: (median, min, max) of the wall clock, and the largest peak RSS in bytes."""
     return summary([run[0] for run in runs]), max(run[1] for run in runs)
+
+
+def repeated(command, repeat, cwd=None):
+    """Runs command `repeat` times: `summarize` of the runs."""
+    return summarize([timed(command, cwd=cwd) for _ in range(repeat)])
 
 
 def run_benches():

@@ -204,7 +204,7 @@ impl TurnKernels {
     pub fn kernel(&self, part: usize) -> Kernel {
         match &self.trial {
             None => self.chosen,
-            Some(trial) => trial.kernels[(part + trial.rotation) % trial.kernels.len()],
+            Some(trial) => trial.kernels[trial.slot(part)],
         }
     }
 
@@ -216,16 +216,22 @@ impl TurnKernels {
             return sweep(self.chosen);
         };
         let start = thread_cpu_ns();
-        let result = sweep(self.kernel(part));
+        let result = sweep(trial.kernels[trial.slot(part)]);
         trial.charge(part, thread_cpu_ns().saturating_sub(start), states);
         result
     }
 }
 
 impl TurnTrial {
+    /// The index of part `part`'s kernel (and tally): the kernels in turn,
+    /// from this trial's rotation.
+    fn slot(&self, part: usize) -> usize {
+        (part + self.rotation) % self.kernels.len()
+    }
+
     /// Charges `ns` nanoseconds and `states` states to part `part`'s kernel.
     fn charge(&self, part: usize, ns: u64, states: usize) {
-        let tally = &self.tallies[(part + self.rotation) % self.kernels.len()];
+        let tally = &self.tallies[self.slot(part)];
         tally.ns.fetch_add(ns, Ordering::Relaxed);
         tally.states.fetch_add(states as u64, Ordering::Relaxed);
     }
