@@ -237,8 +237,9 @@ fn book_failure(error: BookError) -> CliError {
 ///
 /// (Time: medians of three runs, eight at 16 seeds, fitted to 12 and 20
 /// seeds, so in between it errs high: 16 seeds were expected to take 7.5 s
-/// and took 5.9 s at c439e14. The AMD machine takes about 1.5 times the
-/// Xeon's time.)
+/// and took 5.9 s at c439e14. The AMD machine takes longer: at 0038054, 20
+/// seeds in 95.7 s where 73 s are estimated, 16 seeds in 9.03 s (median
+/// of five) where 8 s are.)
 ///
 /// Memory is mostly change lists (about 2 bytes a change, and boards change
 /// value more often with more seeds): with run sweeps, the top level's and
@@ -326,7 +327,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         println!("book          about {}", human_bytes(expected.book));
         println!("time          about {seconds:.0} s on {threads} threads");
-        println!("(estimates fitted to measured runs of 12 to 20 seeds; nothing was generated)");
+        println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
+        println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
+        println!(" nothing was generated)");
         return Ok(());
     }
     if let Some(available) =
