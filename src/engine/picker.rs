@@ -212,11 +212,12 @@ impl TurnKernels {
     /// thread CPU time it takes, and its `states`, to that kernel.
     #[inline]
     pub fn run<R>(&self, part: usize, states: usize, sweep: impl FnOnce(Kernel) -> R) -> R {
+        let kernel = self.kernel(part);
         let Some(trial) = &self.trial else {
-            return sweep(self.chosen);
+            return sweep(kernel);
         };
         let start = thread_cpu_ns();
-        let result = sweep(trial.kernels[trial.slot(part)]);
+        let result = sweep(kernel);
         trial.charge(part, thread_cpu_ns().saturating_sub(start), states);
         result
     }
