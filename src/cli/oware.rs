@@ -1,4 +1,4 @@
-//! `endbook oware ...`: generate, probe, info, export.
+//! `endbook oware ...`: generate, probe, info, stats, export.
 
 use super::progress::LevelProgress;
 use super::{
@@ -33,7 +33,8 @@ pub enum Command {
     /// CodinGame bot reads its input. The value is the net score the player to
     /// move gains with perfect play by both sides, seeds already captured aside.
     Probe(ProbeArgs),
-    /// Show a book's header: rules, turn limit, seed levels, sizes.
+    /// Show a book's header: rules, turn limit, and per seed level its
+    /// boards, last change and stored bytes.
     Info(InfoArgs),
     /// Per seed level: boards, last change, value changes, and how the values
     /// are distributed once converged (or at the turn limit).
@@ -744,13 +745,16 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
     println!("turn limit    {}", book.turn_limit());
     println!("layers swept  {}", book.turns_swept());
     println!();
-    println!("seeds        boards  last change  stored bytes");
+    // Stored: the level's section in the book's encoding; as layers: a byte
+    // per board and turn up to its last change (the `layers` encoding).
+    println!("seeds        boards  last change  stored bytes      as layers");
     for level in book.levels() {
         println!(
-            "{:>5} {:>13} {:>12} {:>13}",
+            "{:>5} {:>13} {:>12} {:>13} {:>14}",
             level.seeds,
             grouped(level.states),
             level.last_change,
+            grouped(book.level_bytes(level.seeds).len() as u64),
             grouped(level.states * u64::from(level.last_change))
         );
     }
