@@ -605,6 +605,27 @@ fn resume_without_a_checkpoint_starts_from_scratch() {
     assert!(out.exists());
 }
 
+/// A checkpoint that cannot be resumed (cut short here) is bad input: one
+/// line, exit code 2, the checkpoint left as it is and nothing written.
+#[test]
+fn resume_refuses_a_damaged_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (low, out) = (dir.path().join("low.book"), dir.path().join("8.book"));
+    let checkpoint = dir.path().join("8.book.checkpoint");
+    assert!(endbook(&generate_args("6", &low, &[])).status.success());
+    let bytes = std::fs::read(&low).unwrap();
+    let cut = &bytes[..bytes.len() / 2];
+    std::fs::write(&checkpoint, cut).unwrap();
+    let run = endbook(&generate_args("8", &out, &["--resume"]));
+    assert_input_error(&run, "the checkpoint cannot be resumed");
+    assert!(!out.exists());
+    assert!(std::fs::read(&checkpoint).unwrap() == cut);
+    // Without --resume the run starts afresh over it.
+    let fresh = endbook(&generate_args("8", &out, &[]));
+    assert!(fresh.status.success(), "{}", text(&fresh.stderr));
+    assert!(out.exists() && !checkpoint.exists());
+}
+
 #[test]
 fn run_sweeps_refuse_all_levels_at_once() {
     let dir = tempfile::tempdir().unwrap();

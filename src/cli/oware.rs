@@ -378,7 +378,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             // Not laid out for appending (an earlier build's checkpoint, say):
             // its levels are copied into a new book below.
             Err(BookError::Corrupt { .. }) => Some(checkpoint.clone()),
-            Err(error) => return Err(book_failure(error)),
+            // Cut short, another game's, a newer format: nothing to resume.
+            Err(error) => {
+                return Err(CliError::Input(format!(
+                    "{error}: the checkpoint cannot be resumed (remove it, or run without --resume to start afresh)"
+                )))
+            }
         },
         (None, true) => {
             eprintln!(
