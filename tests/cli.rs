@@ -237,6 +237,36 @@ fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
     assert_eq!(std::fs::read_dir(inside("work/folder")).unwrap().count(), 0);
 }
 
+/// Output whose reader has gone (`| head`) ends the process by SIGPIPE,
+/// with nothing on stderr: no panic at a failed print. The pipe's read end
+/// is closed before the command starts, so its first print finds it gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGPIPE: i32 = 13;
+    for args in [
+        &["oware", "info", "--book", book_arg()][..],
+        &["oware", "stats", "--book", book_arg()][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_endbook"))
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(SIGPIPE),
+            "{args:?}: {:?}",
+            out.status
+        );
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
 #[test]
 fn missing_and_foreign_books_exit_2_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -3,6 +3,8 @@
 //! Exit codes: 0 on success, 2 for bad input (arguments, boards, book files
 //! that are missing, foreign or corrupt), 1 when the work itself fails (for
 //! example a full disk). Errors go to stderr as one line, `endbook: ...`.
+//! On Linux, output cut off by its reader (`| head`) ends the process by
+//! SIGPIPE, quietly.
 
 mod bearoff;
 mod oware;
@@ -54,6 +56,7 @@ impl fmt::Display for CliError {
 }
 
 pub fn main() -> ExitCode {
+    quiet_broken_pipes();
     let cli = Cli::parse();
     let result = match cli.game {
         Game::Oware(command) => oware::run(command),
@@ -70,6 +73,20 @@ pub fn main() -> ExitCode {
         }
     }
 }
+
+/// Gives SIGPIPE back its default action, which Rust's runtime sets to
+/// ignore: output piped into a reader that stops early (`endbook oware info
+/// ... | head -3`) then ends the process quietly, as it does other
+/// command-line tools, instead of a panic with a backtrace at the next print.
+#[cfg(target_os = "linux")]
+fn quiet_broken_pipes() {
+    // SAFETY: `signal` with `SIG_DFL` only sets SIGPIPE's disposition; it is
+    // called first thing in `main`, before any other thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn quiet_broken_pipes() {}
 
 /// Options every long-running command shares: its threads and its memory check.
 #[derive(Args)]
