@@ -462,6 +462,33 @@ fn dry_run_estimates_and_writes_nothing() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
 
+/// Beyond 255 turns a book stores every layer: the dry run's book size is
+/// that of the book the run then writes.
+#[test]
+fn dry_run_sizes_a_book_of_every_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("8.book");
+    let limit = ["--turn-limit", "300"];
+    let dry = endbook(&generate_args(
+        "8",
+        &path,
+        &[&limit[..], &["--dry-run"]].concat(),
+    ));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let stdout = text(&dry.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("book")).unwrap();
+    let estimate = match line.split_whitespace().collect::<Vec<_>>()[..] {
+        ["book", "about", number, "MB"] => number.parse::<f64>().unwrap() * 1e6,
+        _ => panic!("a book size in MB: {line}"),
+    };
+    assert!(endbook(&generate_args("8", &path, &limit)).status.success());
+    let written = std::fs::metadata(&path).unwrap().len() as f64;
+    assert!(
+        (estimate - written).abs() < 0.01 * written,
+        "estimated {estimate} bytes, written {written}"
+    );
+}
+
 #[test]
 fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     let dir = tempfile::tempdir().unwrap();
