@@ -237,6 +237,32 @@ fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
     assert_eq!(std::fs::read_dir(inside("work/folder")).unwrap().count(), 0);
 }
 
+/// Errors in the arguments themselves (clap's) are one line too, with their
+/// details, and exit code 2; a flag given twice is refused.
+#[test]
+fn argument_errors_are_one_line() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["oware", "generate", "--kernel", "foo"],
+            "possible values: auto",
+        ),
+        (&["oware", "generate", "--max-seeds"], "a value is required"),
+        (&["bearoff", "eval", "--x", "1 0 0 0 0 0"], "--o"),
+        (
+            &[
+                "bearoff", "probe", "--book", "b", "--x", "1", "--o", "1", "--roll", "6", "2",
+                "--roll", "1", "1",
+            ],
+            "cannot be used multiple times",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_input_error(&endbook(args), needle);
+    }
+    let help = endbook(&["oware", "generate", "--help"]);
+    assert!(help.status.success() && text(&help.stdout).contains("--max-seeds"));
+}
+
 /// Output whose reader has gone (`| head`) ends the process by SIGPIPE,
 /// with nothing on stderr: no panic at a failed print. The pipe's read end
 /// is closed before the command starts, so its first print finds it gone.

@@ -76,7 +76,7 @@ struct PositionArgs {
     #[arg(long, value_name = "\"o1 .. o6\"", allow_hyphen_values = true)]
     o: String,
     /// Rank every legal play of this roll (two dice, 1 to 6).
-    #[arg(long, num_args = 2, value_names = ["D1", "D2"], allow_hyphen_values = true)]
+    #[arg(long, num_args = 2, value_names = ["D1", "D2"], allow_hyphen_values = true, action = clap::ArgAction::Set)]
     roll: Option<Vec<String>>,
 }
 

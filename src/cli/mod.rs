@@ -57,7 +57,10 @@ impl fmt::Display for CliError {
 
 pub fn main() -> ExitCode {
     quiet_broken_pipes();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     let result = match cli.game {
         Game::Oware(command) => oware::run(command),
         Game::Bearoff(command) => bearoff::run(command),
@@ -72,6 +75,43 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Help and version as clap prints them; any other error in the arguments
+/// as one line on stderr, like every other bad input, and exit code 2. Its
+/// details (the possible values, a similar flag) are kept; the usage
+/// lines clap adds are left to `--help`.
+fn usage_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+    }
+    let text = error.render().to_string();
+    let details: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            !line.is_empty()
+                && !line.starts_with("Usage:")
+                && !line.starts_with("For more information")
+        })
+        .collect();
+    let mut message = String::new();
+    for detail in details {
+        if !message.is_empty() {
+            message.push_str(if message.ends_with(':') { " " } else { "; " });
+        }
+        message.push_str(detail);
+    }
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    eprintln!("endbook: {message} (see --help)");
+    ExitCode::from(2)
 }
 
 /// Gives SIGPIPE back its default action, which Rust's runtime sets to
