@@ -198,3 +198,24 @@ fn ranked_plays_prefer_bearing_off() {
     assert!(close(ranked[0].win, 1.0));
     assert_eq!(ranked[0].play.notation(), "4/off 4/off");
 }
+
+/// With cube values, plays rank by the centred equity, and plays equal
+/// there by P(win): here O's double would be passed after every play of
+/// 6-2 (centred equity -1 for all three), so the play that keeps the most
+/// winning chances comes first.
+#[test]
+fn ranked_plays_break_centred_ties_by_winning_chances() {
+    let table = generate(GenerateOptions::new(4, true), |_| {});
+    let ranked = ranked_plays(
+        &table,
+        &side("0 0 2 1 0 1"),
+        &side("1 1 1 1 0 0"),
+        Roll::new(6, 2).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ranked.len(), 3);
+    let centred = |i: usize| ranked[i].cube.expect("a cube table").1;
+    assert!((0..3).all(|i| close(centred(i), -1.0)));
+    assert!(ranked.windows(2).all(|w| w[0].win > w[1].win));
+    assert_eq!(ranked[0].play.notation(), "6/off 3/1");
+}

@@ -171,7 +171,8 @@ pub struct RankedPlay {
 }
 
 /// Every legal play of `roll` by `mover` against `opponent`, best first: by
-/// centred cubeful equity when cube values are known, else by P(win).
+/// centred cubeful equity when cube values are known (ties by P(win)), else
+/// by P(win).
 pub fn ranked_plays(
     lookup: &impl Lookup,
     mover: &Side,
@@ -194,12 +195,17 @@ pub fn ranked_plays(
         ranked.push(RankedPlay { play, win, cube });
     }
     let known_cube = ranked.iter().all(|r| r.cube.is_some());
+    // Best first: by the centred cube's equity where the book has it, plays
+    // equal there (all -1 where the opponent's double would be passed
+    // whatever the play) by the probability of winning.
     ranked.sort_by(|a, b| {
-        let key = |r: &RankedPlay| match (known_cube, r.cube) {
+        let centred = |r: &RankedPlay| match (known_cube, r.cube) {
             (true, Some((_, centred, _))) => centred,
             _ => r.win,
         };
-        key(b).total_cmp(&key(a))
+        centred(b)
+            .total_cmp(&centred(a))
+            .then(b.win.total_cmp(&a.win))
     });
     if !known_cube {
         ranked.iter_mut().for_each(|r| r.cube = None);
