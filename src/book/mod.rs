@@ -91,6 +91,25 @@ pub enum BookError {
     Corrupt { path: PathBuf, reason: String },
 }
 
+/// Checks that `path` is a plain file before it is opened: opening a named
+/// pipe would wait for a writer, and a folder fails with a misleading error.
+fn regular_file(path: &Path) -> Result<(), BookError> {
+    let metadata = std::fs::metadata(path).map_err(|source| BookError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if metadata.is_file() {
+        return Ok(());
+    }
+    Err(BookError::Io {
+        path: path.to_owned(),
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a file (a folder, a pipe or a device)",
+        ),
+    })
+}
+
 impl fmt::Display for BookError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -170,6 +189,7 @@ impl Container {
             path: path.to_owned(),
             source,
         };
+        regular_file(path)?;
         let file = File::open(path).map_err(io_error)?;
         let len = file.metadata().map_err(io_error)?.len();
         let bytes = if len == 0 {
@@ -609,6 +629,7 @@ impl Appender {
             path: path.to_owned(),
             source,
         };
+        regular_file(path)?;
         let mut file = File::options()
             .read(true)
             .write(true)
