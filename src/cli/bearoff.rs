@@ -117,11 +117,15 @@ pub fn run(command: Command) -> Result<(), CliError> {
     }
 }
 
-/// Solve speed on the project's 2-core Intel Xeon, avx2 kernel,
-/// 2 threads, in result reads (one opponent's value of one result) per
-/// second: cubeless 3.3e9 at 12 checkers and 3.5e9 at 13, cubeful 6.8e8 at
-/// 10; the estimate takes a little less for larger tables.
-const READS_PER_SECOND: [f64; 2] = [3.0e9, 6.0e8];
+/// Solve speed in result reads (one opponent's value of one result) per
+/// second, 2 threads, avx2 kernel, refitted on the project's 2-core AMD
+/// EPYC: cubeless 5.0e9 at 10 checkers, 6.4e9 at 12 and 5.0e9 at 13,
+/// cubeful 7.7e8 at 10. The whole runs took 2.28, 11.0, 29.8 and 13.5 s,
+/// estimated 2.2, 12.7, 28.2 and 12.5 s (the first fit, to an earlier
+/// build on the Intel Xeon, 3.0e9 and 6.0e8, had estimated 3, 19, 43 and
+/// 15 s). The Xeon's 14 and 15 checkers took 53.3 and 99.9 s, estimated
+/// 60 and 122 s.
+const READS_PER_SECOND: [f64; 2] = [5.0e9, 7.5e8];
 /// Time to list the sides and results, per side (0.67 s for 27,132 sides).
 const UNIVERSE_SECONDS_PER_SIDE: f64 = 2.5e-5;
 /// Narrowing to 16 bits and writing the book, bytes per second (1.47 GB in 5.4 s).
@@ -180,7 +184,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             universe.total_children() as f64 / universe.positions() as f64
         );
         println!("time          about {seconds:.0} s on {threads} threads");
-        println!("(time fitted to measured runs on a 2-core Intel Xeon; nothing was generated)");
+        println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return Ok(());
     }
     check_memory(
