@@ -60,16 +60,28 @@ def cpu_model_number():
     return int(model) if model else None
 
 
+GNU_TIME = Path("/usr/bin/time")
+
+
 def timed(command, cwd=None):
-    """Runs command; returns (wall seconds, peak RSS in bytes, stdout, user + system CPU seconds)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    stdout = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if status != 0:
-        sys.exit(f"failed ({status}): {' '.join(map(str, command))}")
-    return wall, usage.ru_maxrss * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
+    """Runs command; returns (wall seconds, peak RSS in bytes, stdout, user + system CPU seconds).
+
+    The peak comes from GNU time (/usr/bin/time) where it is installed. A
+    child's own ru_maxrss is no use for small runs: Linux carries into it the
+    peak of the process it was started from (this interpreter, about 16 MB),
+    so a 10 MB run reads 16 MB. GNU time's own is about 2 MB. Without it,
+    ru_maxrss is taken, an upper bound."""
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
+        wrapped = [GNU_TIME, "-f", "%M", "-o", rss.name, *command] if GNU_TIME.exists() else command
+        start = time.perf_counter()
+        process = subprocess.Popen(wrapped, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        stdout = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        if status != 0:
+            sys.exit(f"failed ({status}): {' '.join(map(str, command))}")
+        peak_kib = int(rss.read().split()[-1]) if wrapped is not command else usage.ru_maxrss
+    return wall, peak_kib * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
 
 
 def results_folder():
