@@ -90,8 +90,10 @@ def gnubg_database(workdir, checkers):
 
 
 def endbook_book(workdir, checkers):
+    """endbook's book, generated anew unless one newer than the binary is there
+    (a book from an earlier build would check that build, not this one)."""
     path = workdir / f"endbook-{checkers}-cube.book"
-    if not path.exists():
+    if not path.exists() or path.stat().st_mtime < BINARY.stat().st_mtime:
         subprocess.run(
             [str(BINARY), "bearoff", "generate", "--checkers", str(checkers), "--cube",
              "--out", str(path)],
