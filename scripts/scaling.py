@@ -70,12 +70,17 @@ def parse_plan(plan, cores):
             items.append((int(n), thread_counts(threads, cores), int(repeat)))
         except ValueError:
             sys.exit(f"plan item {item!r}: expected N:THREADS:REPEAT, e.g. 12:1,2,4:5 or 16:all:3")
+        if items[-1][2] < 1 or min(items[-1][1]) < 1:
+            sys.exit(f"plan item {item!r}: threads and repeats must be at least 1")
     return items
 
 
 def sha256(path):
+    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def reported(stdout, pattern, default=None):
@@ -112,6 +117,10 @@ def main():
     args = parser.parse_args()
     cores = os.cpu_count()
     plan = parse_plan(args.plan, cores)
+    if args.port_repeat < 1:
+        sys.exit("--port-repeat must be at least 1")
+    if args.work is not None and not args.work.is_dir():
+        sys.exit(f"--work {args.work}: no such folder")
 
     if args.binary == BINARY and shutil.which("cargo"):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)

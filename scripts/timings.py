@@ -169,7 +169,12 @@ def main():
     parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
     parser.add_argument("--commit", help="commit to name in the table (default: from git)")
     args = parser.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
+    if args.repeat < 1:
+        sys.exit("--repeat must be at least 1")
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        sys.exit(f"--seeds {args.seeds!r}: expected a comma list of seed counts, e.g. 9,10,11,12")
     threads_all = os.cpu_count()
 
     binary = args.binary or BINARY
