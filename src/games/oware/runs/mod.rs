@@ -516,6 +516,9 @@ fn transpose_8x8(rows: &mut [u64; 8]) {
 struct SharedBytes(*mut i8);
 // SAFETY: only used by `LevelRows::transpose`, whose tasks write disjoint bytes.
 unsafe impl Sync for SharedBytes {}
+// SAFETY: the pointer is only written through (by the methods below, under
+// their callers' contracts), from the tasks it is handed to; moving it to
+// another thread moves no data.
 unsafe impl Send for SharedBytes {}
 
 impl SharedBytes {
@@ -538,17 +541,20 @@ impl SharedBytes {
     unsafe fn write_low_bytes(self, at: usize, word: u64, count: usize) {
         debug_assert!(count < 8);
         let (mut at, mut word) = (self.0.wrapping_add(at), word);
-        // SAFETY (each store): within the `count` bytes the caller gave,
-        // since the pieces of 4, 2 and 1 bytes taken add up to `count`.
+        // The pieces of 4, 2 and 1 bytes taken add up to `count`, each
+        // starting where the one before ended.
         if count & 4 != 0 {
+            // SAFETY: the first 4 of the `count` bytes the caller gave.
             unsafe { at.cast::<u32>().write_unaligned((word as u32).to_le()) };
             (at, word) = (at.wrapping_add(4), word >> 32);
         }
         if count & 2 != 0 {
+            // SAFETY: the next 2 of the `count` bytes, within them as above.
             unsafe { at.cast::<u16>().write_unaligned((word as u16).to_le()) };
             (at, word) = (at.wrapping_add(2), word >> 16);
         }
         if count & 1 != 0 {
+            // SAFETY: the last of the `count` bytes, within them as above.
             unsafe { *at = word as i8 };
         }
     }
