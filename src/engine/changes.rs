@@ -293,6 +293,15 @@ impl PackedChanges {
         all
     }
 
+    /// Frees the pieces whose changes all lie below `state` (cheaply: no
+    /// piece is copied), as a reader that has passed them may; the changes
+    /// below `state` in the piece holding `state` stay.
+    pub fn release_below(&mut self, state: usize) {
+        let passed = self.first_piece_from(state);
+        let released: usize = self.sealed.drain(..passed).map(|piece| piece.len).sum();
+        self.sealed_len -= released;
+    }
+
     /// Drops the changes of states below `state`.
     pub fn drop_below(&mut self, state: usize) {
         *self = self.copied_from(state);

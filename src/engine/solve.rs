@@ -218,6 +218,18 @@ impl Solution {
         self.forgotten_levels = levels;
     }
 
+    /// Frees what the lists of [`Solution::changes`] hold of states below
+    /// `state` in pieces of their own (no piece is copied): for a book
+    /// encoder that reads the states in ascending stretches and has passed
+    /// `state`, so that the memory goes back while it encodes the rest. The
+    /// changes below `state` are then no longer all there: only a reader of
+    /// the states from `state` on may go on with this solution.
+    pub fn release_changes_below(&mut self, state: usize) {
+        self.changes
+            .iter_mut()
+            .for_each(|changes| changes.release_below(state));
+    }
+
     /// Moves the changes held ([`Solution::changes`] of the levels not
     /// forgotten) into a solution of their own, with this one's level
     /// summaries, for an encoder to read while the levels above are solved

@@ -390,12 +390,8 @@ impl OwareBook {
                 Vec::new()
             }
             Some(codec) => {
-                let start = solution.level_starts[level];
                 let boards = solution.levels[level].states;
-                let changes = |range: std::ops::Range<usize>| LevelChanges {
-                    cursors: solution.changes_from(start + range.start),
-                    start,
-                };
+                let changes = level_changes(solution, level);
                 compact::encode_streaming(codec, boards, changes, buffers, pieces)
             }
         }
@@ -832,19 +828,41 @@ impl BookWriter {
     /// appends it, each stretch of records handed to the writer thread as
     /// soon as it is encoded (written while the next are encoded).
     pub fn append_level(&mut self, solution: &Solution, level: usize) -> Result<(), BookError> {
+        self.encode_and_append(Held::Borrowed(solution), level)
+    }
+
+    /// [`BookWriter::append_level`], freeing the changes of `solution` as
+    /// the encoder passes them (a wave of stretches at a time,
+    /// [`Solution::release_changes_below`]) instead of all at the end, so
+    /// that the levels being solved meanwhile reuse their memory. `solution`
+    /// holds no complete level up to `level` afterwards.
+    pub fn append_level_releasing(
+        &mut self,
+        solution: &mut Solution,
+        level: usize,
+    ) -> Result<(), BookError> {
+        self.encode_and_append(Held::Releasing(solution), level)
+    }
+
+    fn encode_and_append(&mut self, mut solution: Held<'_>, level: usize) -> Result<(), BookError> {
         let encoding = self.encoding;
-        self.begin_level(
-            solution,
-            level,
-            OwareBook::table_len(solution, level, encoding),
-        )?;
+        let table_len = OwareBook::table_len(solution.get(), level, encoding);
+        self.begin_level(solution.get(), level, table_len)?;
         let mut failed = Ok(());
         let buffers = self.buffers.clone();
-        let table = OwareBook::encode_level(solution, level, encoding, &buffers, |piece| {
+        let send = |piece| {
             if failed.is_ok() {
                 failed = self.send(WriteJob::Piece(piece));
             }
-        });
+        };
+        let table = match encoding.codec() {
+            None => OwareBook::encode_level(solution.get(), level, encoding, &buffers, send),
+            Some(codec) => {
+                let boards = solution.get().levels[level].states;
+                let streaming = compact::Streaming::new(codec, boards);
+                encode_waves(&mut solution, level, streaming, &buffers, send)
+            }
+        };
         failed?;
         self.send(WriteJob::End(table))
     }
@@ -970,7 +988,7 @@ impl LevelEncoder {
             let (mut result, mut encode_time) = (Ok(()), Duration::ZERO);
             for job in inbox {
                 let EncodeJob {
-                    changes,
+                    mut changes,
                     levels,
                     commit,
                 } = job;
@@ -982,9 +1000,9 @@ impl LevelEncoder {
                 let end = levels.end;
                 result = pool
                     .install(|| {
-                        levels
-                            .into_iter()
-                            .try_for_each(|level| writer.append_level(&changes, level))
+                        levels.into_iter().try_for_each(|level| {
+                            writer.append_level_releasing(&mut changes, level)
+                        })
                     })
                     .and_then(|()| match commit {
                         Some(params) => writer.commit_params(end, params),
@@ -1035,6 +1053,63 @@ impl LevelEncoder {
     }
 }
 
+/// A solution a [`BookWriter`] encodes levels of: borrowed, or lent for
+/// good, its changes freed as the encoder passes them.
+enum Held<'a> {
+    Borrowed(&'a Solution),
+    Releasing(&'a mut Solution),
+}
+
+impl Held<'_> {
+    fn get(&self) -> &Solution {
+        match self {
+            Held::Borrowed(solution) => solution,
+            Held::Releasing(solution) => solution,
+        }
+    }
+
+    /// Frees the changes of states below `state`, if lent for good.
+    fn release_below(&mut self, state: usize) {
+        if let Held::Releasing(solution) = self {
+            solution.release_changes_below(state);
+        }
+    }
+}
+
+/// Encodes level `level` of `solution` by `streaming` a wave at a time,
+/// its records to `pieces`, freeing the changes passed after each wave if
+/// the solution is lent for good; returns the level's block table.
+fn encode_waves(
+    solution: &mut Held<'_>,
+    level: usize,
+    mut streaming: compact::Streaming,
+    buffers: &compact::Buffers,
+    mut pieces: impl FnMut(Vec<u8>),
+) -> Vec<u8> {
+    let start = solution.get().level_starts[level];
+    loop {
+        let changes = level_changes(solution.get(), level);
+        let more = streaming.next_wave(changes, buffers, &mut pieces);
+        solution.release_below(start + streaming.encoded());
+        if !more {
+            return streaming.table();
+        }
+    }
+}
+
+/// The encoder's reader of level `level` of `solution`: a chunk's boards'
+/// changes, turn by turn.
+fn level_changes<'a>(
+    solution: &'a Solution,
+    level: usize,
+) -> impl Fn(std::ops::Range<usize>) -> LevelChanges<'a> + Sync {
+    let start = solution.level_starts[level];
+    move |range| LevelChanges {
+        cursors: solution.changes_from(start + range.start),
+        start,
+    }
+}
+
 /// The changes of a level's boards from its first state `start` on, for
 /// the encoder.
 struct LevelChanges<'a> {
@@ -1073,4 +1148,51 @@ fn as_bytes(values: &[i8]) -> &[u8] {
     // SAFETY: i8 and u8 have the same size and alignment, and every bit
     // pattern is valid for both.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::oware::{generate, GenerateOptions};
+
+    /// Encoding a level a wave at a time while its changes are freed behind
+    /// the encoder (what a [`LevelEncoder`] does; chunks of 512 boards here,
+    /// so that the 9-seed level takes many waves) gives the bytes of an
+    /// encoding that frees nothing, and frees most of the lists.
+    #[test]
+    fn freeing_changes_between_waves_encodes_the_same_level() {
+        let generated = generate(GenerateOptions::new(9), |_| {});
+        let level = 9;
+        let buffers = compact::Buffers::default();
+        let mut expected = Vec::new();
+        let table = OwareBook::encode_level(
+            &generated.solution,
+            level,
+            Encoding::Changes,
+            &buffers,
+            |piece| expected.extend_from_slice(&piece),
+        );
+        expected.splice(0..0, table);
+
+        let mut solution = generated.solution.clone();
+        let held_before: usize = solution.changes.iter().map(PackedChanges::len).sum();
+        let boards = solution.levels[level].states;
+        let streaming = compact::Streaming::with_chunk(compact::Codec::V2, boards, 512);
+        assert!(
+            boards > 512 * 4 * rayon::current_num_threads() * 4,
+            "many waves"
+        );
+        let mut bytes = Vec::new();
+        let mut held = Held::Releasing(&mut solution);
+        let table = encode_waves(&mut held, level, streaming, &buffers, |piece| {
+            bytes.extend_from_slice(&piece)
+        });
+        bytes.splice(0..0, table);
+        assert!(bytes == expected, "the same section");
+        let held_after: usize = solution.changes.iter().map(PackedChanges::len).sum();
+        assert!(
+            held_after < held_before / 4,
+            "most changes freed: {held_after} of {held_before} left"
+        );
+    }
 }

@@ -247,7 +247,7 @@ impl Buffers {
 /// seeds, joining them would hold gigabytes). Each chunk's records are
 /// encoded into a buffer from `buffers`, to be given back once written.
 /// Returns the block table ([`table_len`] bytes), which goes before them
-/// in the section.
+/// in the section. ([`Streaming`] does the same a wave at a call.)
 pub fn encode_streaming<C, T>(
     codec: Codec,
     boards: usize,
@@ -259,34 +259,99 @@ where
     C: Fn(Range<usize>) -> T + Sync,
     T: TurnOrder,
 {
-    let chunks = boards.div_ceil(ENCODE_CHUNK);
-    let wave = WAVE_PER_THREAD * rayon::current_num_threads();
-    let mut table = Vec::with_capacity(table_len(boards));
-    let mut base = 0usize;
-    for first in (0..chunks).step_by(wave) {
-        let parts: Vec<(Vec<u32>, Vec<u8>)> = (first..(first + wave).min(chunks))
+    let mut streaming = Streaming::new(codec, boards);
+    while streaming.next_wave(&chunk, buffers, &mut records) {}
+    streaming.table()
+}
+
+/// [`encode_streaming`] a wave of chunks at a call, so that the caller can
+/// act between waves: free the changes of the boards encoded so far, say.
+pub struct Streaming {
+    codec: Codec,
+    boards: usize,
+    /// Boards per chunk ([`ENCODE_CHUNK`]; smaller in tests).
+    chunk: usize,
+    /// Chunks encoded so far.
+    chunks_done: usize,
+    /// The block table so far.
+    table: Vec<u8>,
+    /// Bytes of records so far.
+    base: usize,
+}
+
+impl Streaming {
+    /// Before the first wave of a level of `boards` boards.
+    pub fn new(codec: Codec, boards: usize) -> Streaming {
+        Self::with_chunk(codec, boards, ENCODE_CHUNK)
+    }
+
+    /// [`Streaming::new`] with chunks of `chunk` boards (a multiple of
+    /// [`BLOCK`]): the records are the same whatever the chunks.
+    pub fn with_chunk(codec: Codec, boards: usize, chunk: usize) -> Streaming {
+        assert!(chunk > 0 && chunk.is_multiple_of(BLOCK), "chunks of whole blocks");
+        Streaming {
+            codec,
+            boards,
+            chunk,
+            chunks_done: 0,
+            table: Vec::with_capacity(table_len(boards)),
+            base: 0,
+        }
+    }
+
+    /// Boards whose records are encoded (and handed to `records`) so far:
+    /// those below this number.
+    pub fn encoded(&self) -> usize {
+        (self.chunks_done * self.chunk).min(self.boards)
+    }
+
+    /// Encodes the next wave of chunks as [`encode_streaming`] does; returns
+    /// whether boards are left for another.
+    pub fn next_wave<C, T>(
+        &mut self,
+        chunk: C,
+        buffers: &Buffers,
+        mut records: impl FnMut(Vec<u8>),
+    ) -> bool
+    where
+        C: Fn(Range<usize>) -> T + Sync,
+        T: TurnOrder,
+    {
+        let (codec, boards, size) = (self.codec, self.boards, self.chunk);
+        let chunks = boards.div_ceil(size);
+        let wave = WAVE_PER_THREAD * rayon::current_num_threads();
+        let first = self.chunks_done;
+        let last = (first + wave).min(chunks);
+        let parts: Vec<(Vec<u32>, Vec<u8>)> = (first..last)
             .into_par_iter()
             .with_max_len(1)
             .map(|i| {
-                let range = i * ENCODE_CHUNK..((i + 1) * ENCODE_CHUNK).min(boards);
+                let range = i * size..((i + 1) * size).min(boards);
                 let changes = chunk(range.clone());
                 encode_records(codec, range, changes, buffers.take())
             })
             .collect();
         for (offsets, part) in parts {
             for &offset in &offsets {
-                let offset =
-                    u32::try_from(base + offset as usize).expect("a level's records exceed 4 GiB");
-                table.extend_from_slice(&offset.to_le_bytes());
+                let offset = u32::try_from(self.base + offset as usize)
+                    .expect("a level's records exceed 4 GiB");
+                self.table.extend_from_slice(&offset.to_le_bytes());
             }
-            base += part.len();
+            self.base += part.len();
             records(part);
         }
+        self.chunks_done = last;
+        last < chunks
     }
-    let end = u32::try_from(base).expect("a level's records exceed 4 GiB");
-    table.extend_from_slice(&end.to_le_bytes());
-    debug_assert_eq!(table.len(), table_len(boards));
-    table
+
+    /// The block table, once every wave is encoded.
+    pub fn table(mut self) -> Vec<u8> {
+        assert_eq!(self.encoded(), self.boards, "every wave is encoded");
+        let end = u32::try_from(self.base).expect("a level's records exceed 4 GiB");
+        self.table.extend_from_slice(&end.to_le_bytes());
+        debug_assert_eq!(self.table.len(), table_len(self.boards));
+        self.table
+    }
 }
 
 /// A board's state while its records are built by [`encode_records`]: its
