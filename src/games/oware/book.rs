@@ -1177,15 +1177,18 @@ mod tests {
         let mut solution = generated.solution.clone();
         let held_before: usize = solution.changes.iter().map(PackedChanges::len).sum();
         let boards = solution.levels[level].states;
-        let streaming = compact::Streaming::with_chunk(compact::Codec::V2, boards, 512);
-        assert!(
-            boards > 512 * 4 * rayon::current_num_threads() * 4,
-            "many waves"
-        );
+        // Two threads: waves of 8 chunks, 4,096 boards, 42 of them.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         let mut bytes = Vec::new();
-        let mut held = Held::Releasing(&mut solution);
-        let table = encode_waves(&mut held, level, streaming, &buffers, |piece| {
-            bytes.extend_from_slice(&piece)
+        let table = pool.install(|| {
+            let streaming = compact::Streaming::with_chunk(compact::Codec::V2, boards, 512);
+            let mut held = Held::Releasing(&mut solution);
+            encode_waves(&mut held, level, streaming, &buffers, |piece| {
+                bytes.extend_from_slice(&piece)
+            })
         });
         bytes.splice(0..0, table);
         assert!(bytes == expected, "the same section");

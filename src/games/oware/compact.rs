@@ -288,7 +288,10 @@ impl Streaming {
     /// [`Streaming::new`] with chunks of `chunk` boards (a multiple of
     /// [`BLOCK`]): the records are the same whatever the chunks.
     pub fn with_chunk(codec: Codec, boards: usize, chunk: usize) -> Streaming {
-        assert!(chunk > 0 && chunk.is_multiple_of(BLOCK), "chunks of whole blocks");
+        assert!(
+            chunk > 0 && chunk.is_multiple_of(BLOCK),
+            "chunks of whole blocks"
+        );
         Streaming {
             codec,
             boards,
