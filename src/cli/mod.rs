@@ -252,8 +252,35 @@ fn human_bytes(bytes: u64) -> String {
 
 /// Memory the system can still give this process, from /proc/meminfo.
 fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    proc_bytes("/proc/meminfo", "MemAvailable:")
+}
+
+/// The most memory this process has held resident, from /proc/self/status.
+fn peak_memory() -> Option<u64> {
+    proc_bytes("/proc/self/status", "VmHWM:")
+}
+
+/// The value of the line `key  N kB` of a /proc file, in bytes.
+fn proc_bytes(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// A generation's last line: the book written and its size, and the peak
+/// memory against the estimate the run started with (where the system
+/// tells the peak).
+fn print_written(out: &Path, estimate: u64) {
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    match peak_memory() {
+        Some(peak) => println!(
+            "wrote {} ({}); peak memory {} (estimated {})",
+            out.display(),
+            human_bytes(size),
+            human_bytes(peak),
+            human_bytes(estimate)
+        ),
+        None => println!("wrote {} ({})", out.display(), human_bytes(size)),
+    }
 }

@@ -2,8 +2,8 @@
 
 use super::progress::LevelProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, writable_output, CliError,
-    KernelArg, Resources,
+    available_memory, configure_threads, grouped, human_bytes, print_written, writable_output,
+    CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -577,7 +577,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             level.kernel.map_or("-", |kernel| kernel.name()),
         );
     }
-    let file_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     let runs = options.mode == SweepMode::Runs;
     let (partial, prepared) = if runs {
         ("on changed rows or boards only", "run plans")
@@ -640,7 +639,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         "change lists packed by {} (runtime detection)",
         endbook::kernels::change_packing()
     );
-    println!("wrote {} ({})", out.display(), human_bytes(file_len));
+    print_written(&out, estimate);
     Ok(())
 }
 
