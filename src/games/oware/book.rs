@@ -359,10 +359,10 @@ impl OwareBook {
             .map(|level| {
                 let mut pieces = Vec::new();
                 let buffers = compact::Buffers::default();
-                let table =
-                    Self::encode_level(&generated.solution, level, encoding, &buffers, |piece| {
-                        pieces.push(piece)
-                    });
+                let solution = &mut Held::Borrowed(&generated.solution);
+                let table = Self::encode_level(solution, level, encoding, &buffers, |piece| {
+                    pieces.push(piece)
+                });
                 if table.is_empty() && pieces.len() == 1 {
                     // The layer encoding: one piece, no table.
                     return pieces.pop().unwrap();
@@ -375,10 +375,12 @@ impl OwareBook {
 
     /// Encodes level `level` of `solution` in `encoding`, handing the
     /// section's bytes after its table to `pieces` as they are encoded
-    /// (compact encodings into buffers from `buffers`); returns the table
-    /// (empty for the layer encoding), which goes first.
+    /// (compact encodings into buffers from `buffers`, a wave of chunks at a
+    /// time, the changes passed freed after each if the solution is lent
+    /// for good); returns the table (empty for the layer encoding), which
+    /// goes first.
     fn encode_level(
-        solution: &Solution,
+        solution: &mut Held<'_>,
         level: usize,
         encoding: Encoding,
         buffers: &compact::Buffers,
@@ -386,13 +388,13 @@ impl OwareBook {
     ) -> Vec<u8> {
         match encoding.codec() {
             None => {
-                pieces(to_bytes(solution.level_layers(level)));
+                pieces(to_bytes(solution.get().level_layers(level)));
                 Vec::new()
             }
             Some(codec) => {
-                let boards = solution.levels[level].states;
-                let changes = level_changes(solution, level);
-                compact::encode_streaming(codec, boards, changes, buffers, pieces)
+                let boards = solution.get().levels[level].states;
+                let streaming = compact::Streaming::new(codec, boards);
+                encode_waves(solution, level, streaming, buffers, pieces)
             }
         }
     }
@@ -855,14 +857,7 @@ impl BookWriter {
                 failed = self.send(WriteJob::Piece(piece));
             }
         };
-        let table = match encoding.codec() {
-            None => OwareBook::encode_level(solution.get(), level, encoding, &buffers, send),
-            Some(codec) => {
-                let boards = solution.get().levels[level].states;
-                let streaming = compact::Streaming::new(codec, boards);
-                encode_waves(&mut solution, level, streaming, &buffers, send)
-            }
-        };
+        let table = OwareBook::encode_level(&mut solution, level, encoding, &buffers, send);
         failed?;
         self.send(WriteJob::End(table))
     }
@@ -1166,7 +1161,7 @@ mod tests {
         let buffers = compact::Buffers::default();
         let mut expected = Vec::new();
         let table = OwareBook::encode_level(
-            &generated.solution,
+            &mut Held::Borrowed(&generated.solution),
             level,
             Encoding::Changes,
             &buffers,
