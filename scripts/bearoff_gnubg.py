@@ -40,11 +40,10 @@ import statistics
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BINARY = ROOT / "target" / "release" / "endbook"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timings import BINARY, ROOT, timed as timed_command  # noqa: E402
 KINDS = ["cubeless", "owned", "centred", "opponent owns"]
 
 
@@ -66,18 +65,9 @@ def build_endbook():
 
 
 def timed(command):
-    """Runs `command`; returns (wall seconds, peak RSS in MB) from /usr/bin/time."""
-    start = time.perf_counter()
-    result = subprocess.run(
-        ["/usr/bin/time", "-f", "%M"] + command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=True,
-    )
-    wall = time.perf_counter() - start
-    rss_kb = int(result.stderr.strip().splitlines()[-1])
-    return wall, rss_kb / 1024
+    """Runs `command`; returns (wall seconds, peak RSS in MB) (timings.py's `timed`)."""
+    wall, peak, _, _ = timed_command(command)
+    return wall, peak / 2**20
 
 
 def gnubg_database(workdir, checkers):
