@@ -150,6 +150,10 @@ fn bad_input_exits_with_code_2() {
     run(probe("0 0 0 0 0 -1", "0 0 0 0 0 1"), "cannot be negative");
     run(probe("0 0 0 0 1", "0 0 0 0 0 1"), "6 checker counts");
     run(probe("0 0 0 0 0 5", "0 0 0 0 0 1"), "covers at most 4");
+    run(
+        probe("0 0 0 0 0 0", "0 0 0 0 0 0"),
+        "no position has both sides empty",
+    );
     let mut with_roll = probe("0 0 0 0 0 1", "0 0 0 0 0 1");
     with_roll.extend(["--roll", "7", "1"].map(String::from));
     run(with_roll, "a die shows 1 to 6");
@@ -205,4 +209,54 @@ fn an_oware_book_is_not_a_bearoff_book() {
         ],
         "expected 'BOFF'",
     );
+}
+
+/// Without cube values (a cubeless book, `eval --cubeless`), the plays of a
+/// roll get no cube columns, even where every play ends the game (and so
+/// has cubeful equities of its own).
+#[test]
+fn cubeless_lookups_print_no_cube_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let cubeless = dir.path().join("two.book");
+    let out = endbook(&[
+        "bearoff",
+        "generate",
+        "--checkers",
+        "2",
+        "--out",
+        cubeless.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let position = [
+        "--x",
+        "1 0 0 0 0 0",
+        "--o",
+        "1 0 0 0 0 0",
+        "--roll",
+        "2",
+        "1",
+    ];
+    let probe = [
+        &["bearoff", "probe", "--book", cubeless.to_str().unwrap()][..],
+        &position,
+    ]
+    .concat();
+    let eval = [&["bearoff", "eval", "--cubeless"][..], &position].concat();
+    for args in [probe, eval] {
+        let out = endbook(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let play = stdout.lines().find(|l| l.contains("1/off")).unwrap();
+        assert_eq!(
+            play.split_whitespace().count(),
+            9,
+            "rank, play, 6 counts, P(win): {play}"
+        );
+        assert!(!stdout.contains("centred"), "{args:?}: {stdout}");
+        assert!(stdout.contains("(1 checker, 1 pip)"), "{stdout}");
+    }
+    // A cubeful book shows them.
+    let cubeful = [&["bearoff", "probe", "--book", book_arg()][..], &position].concat();
+    let stdout = text(&endbook(&cubeful).stdout);
+    assert!(stdout.contains("centred"), "{stdout}");
 }

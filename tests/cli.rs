@@ -2,6 +2,7 @@
 //! message (and nothing written) on bad input.
 
 use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -175,6 +176,22 @@ fn batch_prints_one_value_per_line_matching_single_probes() {
         let expected = format!("value       {:+}", value.parse::<i32>().unwrap());
         assert!(text(&single.stdout).contains(&expected), "{query}: {value}");
     }
+    // Commas separate the numbers as well as spaces.
+    let commas: Vec<String> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| match i % 2 {
+            0 => q.replace(' ', ","),
+            _ => q.replace(' ', ", "),
+        })
+        .collect();
+    let out = endbook_with_stdin(
+        &["oware", "probe", "--book", book_arg(), "--batch"],
+        &commas.join("\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(again, values);
 }
 
 #[test]
@@ -538,7 +555,21 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
         stderr.contains("27 seeds (3,910,797,436 boards) needs about"),
         "{stderr}"
     );
-    assert!(stderr.contains(" GB of memory, only "), "{stderr}");
+    assert!(
+        stderr.contains(" GB of memory, more than 90% of the "),
+        "{stderr}"
+    );
+    assert!(!path.exists());
+    // The dry run says so.
+    let dry = endbook(&generate_args("27", &path, &["--dry-run"]));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(
+        text(&dry.stdout).contains("verdict       would stop at once"),
+        "{}",
+        text(&dry.stdout)
+    );
+    let dry = endbook(&generate_args("9", &path, &["--dry-run"]));
+    assert!(text(&dry.stdout).contains("verdict       would start\n"));
     assert!(!path.exists());
 }
 
@@ -715,10 +746,112 @@ fn resume_refuses_a_damaged_checkpoint() {
     assert_input_error(&run, "the checkpoint cannot be resumed");
     assert!(!out.exists());
     assert!(std::fs::read(&checkpoint).unwrap() == cut);
-    // Without --resume the run starts afresh over it.
+    // Without --resume the run does not write over it either.
+    let fresh = endbook(&generate_args("8", &out, &[]));
+    assert_input_error(&fresh, "add --resume to continue it, or remove it");
+    assert!(std::fs::read(&checkpoint).unwrap() == cut);
+    // Removed, the run starts afresh.
+    std::fs::remove_file(&checkpoint).unwrap();
     let fresh = endbook(&generate_args("8", &out, &[]));
     assert!(fresh.status.success(), "{}", text(&fresh.stderr));
     assert!(out.exists() && !checkpoint.exists());
+}
+
+/// A run without --resume never writes over the checkpoint of an earlier,
+/// interrupted one (its finished levels may have taken hours).
+#[test]
+fn a_run_without_resume_keeps_an_earlier_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, checkpoint) = (
+        dir.path().join("7.book"),
+        dir.path().join("7.book.checkpoint"),
+    );
+    assert!(endbook(&generate_args("5", &checkpoint, &[]))
+        .status
+        .success());
+    let before = std::fs::read(&checkpoint).unwrap();
+    let run = endbook(&generate_args("7", &out, &[]));
+    assert_input_error(&run, "holds the levels an interrupted run finished");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read(&checkpoint).unwrap(), before);
+    // --resume takes its levels over.
+    let resumed = endbook(&generate_args("7", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(out.exists() && !checkpoint.exists());
+}
+
+/// Outputs are written under a temporary name and renamed into place: an
+/// output that is the input, a pipe or `-` is refused before any work, and
+/// a symbolic link is written through (the link stays).
+#[test]
+fn outputs_that_renaming_would_break_are_refused_or_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("6.book");
+    std::fs::copy(self::book(), &book).unwrap();
+    let before = std::fs::read(&book).unwrap();
+    let export = |out: &Path| {
+        endbook(&[
+            "oware",
+            "export",
+            "--book",
+            book.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--layers",
+            "3",
+        ])
+    };
+    assert_input_error(&export(&book), "is the book being exported");
+    assert_eq!(std::fs::read(&book).unwrap(), before);
+    assert_input_error(&export(Path::new("-")), "not to standard output");
+    let target = dir.path().join("target.bin");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path().join("link.bin");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let through = export(&link);
+    assert!(through.status.success(), "{}", text(&through.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let flat = std::fs::read(&target).unwrap();
+    assert_eq!(flat.len(), 3 * 18_563, "3 layers of the 1..=6-seed boards");
+    let dangling = dir.path().join("dangling.bin");
+    std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
+    assert_input_error(&export(&dangling), "a symbolic link to nothing");
+    let fifo = dir.path().join("fifo");
+    if Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        assert_input_error(&export(&fifo), "is not a regular file");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    } else {
+        writeln!(
+            std::io::stderr(),
+            "no mkfifo here: the named-pipe output is not checked"
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn movegen_is_refused_where_no_child_cache_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.book");
+    let run = endbook(&generate_args("5", &out, &["--movegen", "scalar"]));
+    assert_input_error(&run, "run sweeps (the default) build none");
+    assert!(!out.exists());
+    let hybrid = endbook(&generate_args(
+        "5",
+        &out,
+        &["--movegen", "scalar", "--sweep", "hybrid"],
+    ));
+    assert!(hybrid.status.success(), "{}", text(&hybrid.stderr));
 }
 
 #[test]

@@ -2,8 +2,8 @@
 
 use super::progress::WorkProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, on_pool, print_written,
-    writable_output, CliError, KernelArg, Resources,
+    available_memory, check_memory, configure_threads, counted, grouped, human_bytes, on_pool,
+    print_memory_verdict, print_written, writable_output, CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -162,7 +162,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             false => format!("bearoff-{}.book", args.checkers),
         })
     });
-    writable_output(&out)?;
+    let out = writable_output(&out)?;
     let memory = options.table_bytes() + BESIDE_TABLE;
     let available = available_memory();
     let what = if args.cube {
@@ -195,6 +195,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             universe.total_children() as f64 / universe.positions() as f64
         );
         println!("time          about {seconds:.0} s on {threads} threads");
+        print_memory_verdict(memory, available, args.resources.ignore_memory_check);
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return Ok(());
     }
@@ -249,23 +250,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn check_memory(
-    needed: u64,
-    available: Option<u64>,
-    ignore: bool,
-    what: impl FnOnce() -> String,
-) -> Result<(), CliError> {
-    match available {
-        Some(available) if needed > available && !ignore => Err(CliError::Input(format!(
-            "{} needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
-            what(),
-            human_bytes(needed),
-            human_bytes(available)
-        ))),
-        _ => Ok(()),
-    }
-}
-
 fn parse_side(text: &str, flag: &str) -> Result<Side, CliError> {
     text.parse()
         .map_err(|e| CliError::Input(format!("{flag} \"{text}\": {e}")))
@@ -290,9 +274,15 @@ struct Position {
 
 impl PositionArgs {
     fn parse(&self) -> Result<Position, CliError> {
+        let (x, o) = (parse_side(&self.x, "--x")?, parse_side(&self.o, "--o")?);
+        if x.is_empty() && o.is_empty() {
+            return Err(CliError::Input(
+                "--x and --o both have no checkers left: the game ends when one side bears off its last, so no position has both sides empty".into(),
+            ));
+        }
         Ok(Position {
-            x: parse_side(&self.x, "--x")?,
-            o: parse_side(&self.o, "--o")?,
+            x,
+            o,
             roll: self.roll.as_deref().map(parse_roll).transpose()?,
         })
     }
@@ -333,20 +323,19 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     });
     progress.finish();
     eprintln!(
-        "solved {} reachable sides, {} pairs, in {:.3} s on {threads} threads",
-        grouped(evaluation.sides() as u64),
-        grouped(evaluation.pairs()),
+        "solved {} reachable, {}, in {:.3} s on {threads} threads",
+        counted(evaluation.sides() as u64, "side"),
+        counted(evaluation.pairs(), "pair"),
         start.elapsed().as_secs_f64()
     );
     report(&evaluation, &position)
 }
 
 fn describe(side: &Side) -> String {
-    let checkers = side.checkers();
-    let plural = if checkers == 1 { "" } else { "s" };
     format!(
-        "{side}   ({checkers} checker{plural}, {} pips)",
-        side.pips()
+        "{side}   ({}, {})",
+        counted(side.checkers() as u64, "checker"),
+        counted(side.pips() as u64, "pip")
     )
 }
 
@@ -397,7 +386,9 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
         ranked.len(),
         if ranked.len() == 1 { "" } else { "s" }
     );
-    let cube = ranked.iter().all(|r| r.cube.is_some());
+    // Cube columns where the lookup has cube values (a play that ends the
+    // game has them even without).
+    let cube = entry.cube.is_some() && ranked.iter().all(|r| r.cube.is_some());
     if cube {
         println!(
             "{:>4}  {:<24} {:<15} {:>9} {:>10} {:>10} {:>10}",
@@ -411,7 +402,7 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     }
     for (rank, r) in ranked.iter().enumerate() {
         let leaves = r.play.result.to_string();
-        match r.cube {
+        match r.cube.filter(|_| cube) {
             Some((owned, centred, opponent_owns)) => println!(
                 "{:>4}  {:<24} {:<15} {:>9.6} {:>+10.6} {:>+10.6} {:>+10.6}",
                 rank + 1,

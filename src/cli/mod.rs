@@ -13,7 +13,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exact endgame books by parallel retrograde analysis.
@@ -181,12 +181,22 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
 
 /// Checks, before any work (a dry run included), that `path` names a file
 /// in a folder that exists: not a folder, not a name ending in a separator,
-/// not empty. (Whether the folder may be written is found when it is.)
-fn writable_output(path: &Path) -> Result<(), CliError> {
+/// not empty, not `-`, and not something other than a regular file (a
+/// named pipe, a device: the output is written under a temporary name and
+/// renamed into place, which would replace it). Returns the path to write:
+/// `path`, or the file a symbolic link there points to, so that the link
+/// stays and its target gets the output. (Whether the folder may be
+/// written is found when it is.)
+fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {
         return Err(CliError::Input(
             "--out is empty: it names the file to write".into(),
+        ));
+    }
+    if raw == "-" {
+        return Err(CliError::Input(
+            "--out - : the output goes to a named file (written under a temporary name, then renamed), not to standard output".into(),
         ));
     }
     if path.is_dir() || raw.ends_with(std::path::is_separator) {
@@ -194,6 +204,24 @@ fn writable_output(path: &Path) -> Result<(), CliError> {
             "{} names a folder: --out names the file to write",
             path.display()
         )));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return match std::fs::canonicalize(path) {
+                Ok(target) => writable_output(&target),
+                Err(_) => Err(CliError::Input(format!(
+                    "{} is a symbolic link to nothing: name the file to write",
+                    path.display()
+                ))),
+            };
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(CliError::Input(format!(
+                "{} is not a regular file (a pipe or a device?): --out names a file, written under a temporary name and renamed into place",
+                path.display()
+            )));
+        }
+        _ => {}
     }
     match path
         .parent()
@@ -209,7 +237,26 @@ fn writable_output(path: &Path) -> Result<(), CliError> {
             path.display(),
             folder.display()
         ))),
-        None => Ok(()),
+        None => Ok(path.to_path_buf()),
+    }
+}
+
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -219,6 +266,12 @@ fn writable_output(path: &Path) -> Result<(), CliError> {
 pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     // `scope` runs its closure on a worker, moving there from outside the pool.
     rayon::scope(|_| f())
+}
+
+/// `n` and `noun` (singular), with an "s" unless `n` is 1, digits grouped:
+/// "1 seed", "2,048 seeds".
+fn counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
 }
 
 /// Groups digits in threes: 2704156 -> "2,704,156".
@@ -253,6 +306,59 @@ fn human_bytes(bytes: u64) -> String {
 /// Memory the system can still give this process, from /proc/meminfo.
 fn available_memory() -> Option<u64> {
     proc_bytes("/proc/meminfo", "MemAvailable:")
+}
+
+/// The share of the memory available a run may expect to take: above it,
+/// the estimate's error or any other process's growth would push it into
+/// swap or the OOM killer.
+const MEMORY_HEADROOM: f64 = 0.9;
+
+/// Why a run needing about `needed` bytes (the work named by `what`) must
+/// not start with `available` bytes available, if it must not.
+fn memory_shortfall(
+    needed: u64,
+    available: Option<u64>,
+    what: impl FnOnce() -> String,
+) -> Option<String> {
+    let available = available?;
+    (needed as f64 > available as f64 * MEMORY_HEADROOM).then(|| {
+        format!(
+            "{} needs about {} of memory, more than {:.0}% of the {} available (--ignore-memory-check to try anyway)",
+            what(),
+            human_bytes(needed),
+            MEMORY_HEADROOM * 100.0,
+            human_bytes(available)
+        )
+    })
+}
+
+/// Refuses a run needing about `needed` bytes beyond what
+/// [`memory_shortfall`] allows, unless told to `ignore` it.
+fn check_memory(
+    needed: u64,
+    available: Option<u64>,
+    ignore: bool,
+    what: impl FnOnce() -> String,
+) -> Result<(), CliError> {
+    match memory_shortfall(needed, available, what) {
+        Some(why) if !ignore => Err(CliError::Input(why)),
+        _ => Ok(()),
+    }
+}
+
+/// A dry run's line on whether the run itself would start.
+fn print_memory_verdict(needed: u64, available: Option<u64>, ignore: bool) {
+    match memory_shortfall(needed, available, String::new) {
+        Some(_) if ignore => println!(
+            "verdict       would start (--ignore-memory-check), though it needs more than {:.0}% of the memory available",
+            MEMORY_HEADROOM * 100.0
+        ),
+        Some(_) => println!(
+            "verdict       would stop at once: it needs more than {:.0}% of the memory available (--ignore-memory-check to try anyway)",
+            MEMORY_HEADROOM * 100.0
+        ),
+        None => println!("verdict       would start"),
+    }
 }
 
 /// The most memory this process has held resident, from /proc/self/status.

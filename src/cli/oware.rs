@@ -2,12 +2,13 @@
 
 use super::progress::LevelProgress;
 use super::{
-    available_memory, configure_threads, grouped, human_bytes, print_written, writable_output,
-    CliError, KernelArg, Resources,
+    available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
+    print_memory_verdict, print_written, same_file, writable_output, CliError, KernelArg,
+    Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
-use endbook::engine::SweepMode;
+use endbook::engine::{SweepMode, MIN_TRIAL_STATES};
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
     Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
@@ -32,6 +33,9 @@ pub enum Command {
     /// 0-5 are theirs, sowing runs 0, 1, ..., 11): the order in which a
     /// CodinGame bot reads its input. The value is the net score the player to
     /// move gains with perfect play by both sides, seeds already captured aside.
+    #[command(
+        override_usage = "endbook oware probe --book <FILE> --turns <T> <BOARD>\n       endbook oware probe --book <FILE> --batch < LINES"
+    )]
     Probe(ProbeArgs),
     /// Show a book's header: rules, turn limit, and per seed level its
     /// boards, last change and stored bytes.
@@ -66,8 +70,9 @@ pub struct GenerateArgs {
     /// Print the memory, disk and time the run is expected to take, and stop.
     #[arg(long)]
     dry_run: bool,
-    /// Move generator for the child cache. `auto` takes bmi2 where pext/pdep
-    /// are fast (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
+    /// Move generator for the child cache (dense, frontier and hybrid sweeps;
+    /// run sweeps build none). `auto` takes bmi2 where pext/pdep are fast
+    /// (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
     #[arg(long, value_enum, default_value = "auto")]
     movegen: MoveGenArg,
     /// How layers are swept. `runs`: row by row from contiguous stretches of
@@ -86,11 +91,13 @@ pub struct GenerateArgs {
     /// Continue an interrupted run from its checkpoint (the output path with
     /// `.checkpoint` appended: the book being written, a complete book of the
     /// levels finished so far, renamed to the output path at the end);
-    /// without one, start from scratch.
+    /// without one, start from scratch. Without --resume, a run whose
+    /// checkpoint exists stops at once rather than write over it.
     #[arg(long)]
     resume: bool,
     /// Solve every level in one pass instead of one level at a time (identical
-    /// books; more memory, no checkpoints). For comparisons.
+    /// books; more memory, and no checkpoint written before the end: --resume
+    /// takes over the levels of an earlier checkpoint). For comparisons.
     #[arg(long)]
     all_levels_at_once: bool,
 }
@@ -149,9 +156,10 @@ pub struct ProbeArgs {
         conflicts_with = "batch"
     )]
     board: Option<String>,
-    /// Read lines "T h0 h1 ... h11" on stdin, print one value per line.
-    /// Blank lines and lines starting with '#' are skipped. Stops with exit
-    /// code 2 at the first bad line, naming it on stderr.
+    /// Read lines "T h0 h1 ... h11" on stdin (spaces or commas between the
+    /// numbers), print one value per line. Blank lines and lines starting
+    /// with '#' are skipped. Stops with exit code 2 at the first bad line,
+    /// naming it on stderr.
     #[arg(long, conflicts_with = "turns")]
     batch: bool,
 }
@@ -342,7 +350,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
-    writable_output(&out)?;
+    let out = writable_output(&out)?;
     let threads = configure_threads(args.resources.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
     let sweep = match (args.sweep, args.all_levels_at_once) {
@@ -355,6 +363,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         (None, true) => SweepArg::Hybrid,
         (None, false) => SweepArg::Runs,
     };
+    if matches!(sweep, SweepArg::Runs) && !matches!(args.movegen, MoveGenArg::Auto) {
+        return Err(CliError::Input(
+            "--movegen picks the move generator of a child cache: run sweeps (the default) build none; add --sweep dense, frontier or hybrid".into(),
+        ));
+    }
     let expected = Estimate::new(args.max_seeds, states, sweep.mode(), args.turn_limit);
     let estimate = expected.memory;
     let available = available_memory();
@@ -372,6 +385,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         println!("book          about {}", human_bytes(expected.book));
         println!("time          about {seconds:.0} s on {threads} threads");
+        print_memory_verdict(estimate, available, args.resources.ignore_memory_check);
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
         if encoding_stores_layers(args.turn_limit) {
@@ -382,17 +396,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
-    if let Some(available) =
-        available.filter(|&a| estimate > a && !args.resources.ignore_memory_check)
-    {
-        return Err(CliError::Input(format!(
-            "{} seeds ({} boards) needs about {} of memory, only {} is available (--ignore-memory-check to try anyway)",
-            args.max_seeds,
-            grouped(states),
-            human_bytes(estimate),
-            human_bytes(available)
-        )));
-    }
+    check_memory(
+        estimate,
+        available,
+        args.resources.ignore_memory_check,
+        || format!("{} seeds ({} boards)", args.max_seeds, grouped(states)),
+    )?;
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
@@ -410,6 +419,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let checkpoint = checkpoint_path(&out);
     let encoding = Encoding::for_turn_limit(options.turn_limit);
     let mut reopened = None;
+    if checkpoint.exists() && !args.resume {
+        return Err(CliError::Input(format!(
+            "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
+            checkpoint.display()
+        )));
+    }
     let base_path = match (&args.extend, args.resume) {
         (Some(old), _) => Some(old.clone()),
         (None, true) if checkpoint.exists() => match BookWriter::reopen(&checkpoint) {
@@ -430,7 +445,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             // Cut short, another game's, a newer format: nothing to resume.
             Err(error) => {
                 return Err(CliError::Input(format!(
-                    "{error}: the checkpoint cannot be resumed (remove it, or run without --resume to start afresh)"
+                    "{error}: the checkpoint cannot be resumed (remove it to start afresh)"
                 )))
             }
         },
@@ -623,6 +638,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     }
     if solution.kernel_trials.is_empty() {
         println!("kernel {} (forced)", solution.kernel);
+    } else if solution
+        .kernel_trials
+        .iter()
+        .all(|t| !t.ns_per_state.is_finite())
+    {
+        println!(
+            "kernel {} (auto; no turn swept enough boards, {} or more, to time the kernels on)",
+            solution.kernel,
+            grouped(MIN_TRIAL_STATES as u64)
+        );
     } else {
         let trials: Vec<String> = solution
             .kernel_trials
@@ -726,8 +751,8 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     println!("value       {:+}", analysis.value);
     if analysis.moves.is_empty() {
         println!(
-            "no legal move: the game ends and the player to move scores the {} seeds on their side",
-            board.own_seeds()
+            "no legal move: the game ends and the player to move scores the {} on their side",
+            counted(u64::from(board.own_seeds()), "seed")
         );
         return Ok(());
     }
@@ -768,7 +793,9 @@ fn run_batch(book: &OwareBook) -> Result<(), CliError> {
                 "stdin line {number}: {reason} (expected \"T h0 h1 ... h11\")"
             ))
         };
-        let (turns, board) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let (turns, board) = line
+            .split_once(|c: char| c.is_whitespace() || c == ',')
+            .unwrap_or((line, ""));
         let turns: u32 = turns
             .parse()
             .map_err(|_| bad(format!("'{turns}' is not a number of turns")))?;
@@ -948,11 +975,17 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         )));
     }
     let ExportFormat::Flat = args.format;
-    writable_output(&args.out)?;
-    let temporary = temporary_path(&args.out);
+    let out = writable_output(&args.out)?;
+    if same_file(&out, &args.book) {
+        return Err(CliError::Input(format!(
+            "--out {} is the book being exported: name another file",
+            args.out.display()
+        )));
+    }
+    let temporary = temporary_path(&out);
     let failed = |e: io::Error| {
         let _ = std::fs::remove_file(&temporary);
-        CliError::Failure(format!("{}: {e}", args.out.display()))
+        CliError::Failure(format!("{}: {e}", out.display()))
     };
     let file = File::create(&temporary).map_err(failed)?;
     let mut writer = BufWriter::with_capacity(1 << 20, file);
@@ -962,12 +995,12 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         .map_err(|e| failed(e.into_error()))?
         .sync_all()
         .map_err(failed)?;
-    std::fs::rename(&temporary, &args.out).map_err(failed)?;
+    std::fs::rename(&temporary, &out).map_err(failed)?;
     eprintln!(
-        "wrote {} ({} bytes: {} layers x {} boards with 1..={} seeds)",
-        args.out.display(),
+        "wrote {} ({} bytes: {} x {} boards with 1..={} seeds)",
+        out.display(),
         grouped(book.flat_len(layers)),
-        layers,
+        counted(u64::from(layers), "layer"),
         grouped(book.flat_len(1)),
         book.max_seeds()
     );
