@@ -1,7 +1,7 @@
 //! Every kernel the CPU supports against the scalar oracle: random caches,
 //! awkward lengths and offsets, extreme values, and whole books.
 
-use endbook::engine::{MoveCache, PackedChanges, SweepMode, LANES, VALUE_BOUND};
+use endbook::engine::{zeroed_layer, MoveCache, PackedChanges, SweepMode, LANES, VALUE_BOUND};
 use endbook::games::oware::{generate, GenerateOptions, OwareBook};
 use endbook::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use endbook::kernels::{Kernel, KernelChoice, KernelKind, LAYER_PADDING};
@@ -324,4 +324,55 @@ fn auto_reports_a_trial_for_every_available_kernel() {
         .unwrap();
     assert!(fastest.ns_per_state.is_finite());
     assert_eq!(generated.solution.kernel, fastest.kernel);
+}
+
+/// A cache may hold up to `u32::MAX` states, past what the AVX2 gathers'
+/// signed 32-bit offsets reach: a cache of the last 16 states below
+/// 2^31 + 16, children up to the last, is swept alike by every kernel (the
+/// 2 GiB layer is zeroed memory the system maps only where it is touched).
+#[test]
+fn kernels_match_scalar_past_the_reach_of_signed_offsets() {
+    let first = 1usize << 31;
+    let states = first + 16;
+    let cache: MoveCache<6> = MoveCache::build_from(first, states, |range, emitter| {
+        for state in range {
+            let children = [states - 1, state, first - 1, 7, states - 2, first];
+            let moves: Vec<(u32, i8)> = children
+                .iter()
+                .take(state % 7)
+                .enumerate()
+                .map(|(k, &child)| (child as u32, k as i8))
+                .collect();
+            emitter.push(&moves, -3);
+        }
+    });
+    let mut prev = zeroed_layer(cache.blocks() * LANES + LAYER_PADDING);
+    for (i, at) in [7, first - 1, first, states - 2, states - 1]
+        .into_iter()
+        .enumerate()
+    {
+        prev[at] = 5 - 3 * i as i8;
+    }
+    let blocks = cache.blocks() - cache.first_block();
+    check_range(
+        &cache,
+        &prev,
+        cache.first_block(),
+        blocks,
+        "states past 2^31",
+    );
+    let mut out = vec![0i8; blocks * LANES];
+    Kernel::scalar().sweep(&cache, cache.first_block(), &prev, &mut out);
+    for (state, &value) in (first..states).zip(&out) {
+        let best = cache
+            .moves(state)
+            .map(|(child, capture)| i32::from(capture) - i32::from(prev[child as usize]))
+            .max()
+            .unwrap_or(-3);
+        assert_eq!(i32::from(value), best, "state {state}");
+    }
+    assert!(
+        out.iter().any(|&v| v != 0 && v != -3),
+        "children read: {out:?}"
+    );
 }

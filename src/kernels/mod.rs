@@ -146,14 +146,20 @@ impl Kernel {
         assert!(first_block >= cache.first_block());
         assert!(first_block + out.len() / LANES <= cache.blocks());
         assert!(prev.len() >= cache.blocks() * LANES + LAYER_PADDING);
+        // The AVX2 gathers take signed 32-bit offsets: a cache of more
+        // states (up to u32::MAX) than i32::MAX goes to `portable`.
+        let gathers_reach = cache.blocks() * LANES <= i32::MAX as usize;
         match self.kind {
             KernelKind::Scalar => scalar::sweep(cache, first_block, prev, out),
             KernelKind::Portable => portable::sweep(cache, first_block, prev, out),
             #[cfg(target_arch = "x86_64")]
+            KernelKind::Avx2 if !gathers_reach => portable::sweep(cache, first_block, prev, out),
+            #[cfg(target_arch = "x86_64")]
             // SAFETY: a `Kernel` of kind Avx2 is only made after runtime
             // detection found AVX2; the bounds of `out`, the blocks and `prev`
             // were asserted above, and every child index in the cache is below
-            // its state count (checked as the cache was built).
+            // its state count (checked as the cache was built), itself at
+            // most i32::MAX (checked just above).
             KernelKind::Avx2 => unsafe { x86_64::avx2::sweep(cache, first_block, prev, out) },
             #[cfg(not(target_arch = "x86_64"))]
             KernelKind::Avx2 => unreachable!("no AVX2 kernel is made on this architecture"),

@@ -25,8 +25,9 @@ const GROUP: usize = 4;
 /// The CPU must support AVX2. `out.len()` must be a multiple of [`LANES`],
 /// blocks `first_block..first_block + out.len() / LANES` must exist in
 /// `cache`, `prev` must hold `cache.blocks() * LANES + LAYER_PADDING` bytes,
-/// and every child index in the cache must be below its state count (which
-/// also keeps it below `i32::MAX`, as the gather's offsets are signed).
+/// and every child index in the cache must be below its state count, and
+/// that count at most `i32::MAX` (the gather's offsets are signed; a cache
+/// may hold up to `u32::MAX` states, so the caller checks).
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn sweep<const MOVES: usize>(
     cache: &MoveCache<MOVES>,
