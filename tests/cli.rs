@@ -324,6 +324,12 @@ fn missing_and_foreign_books_exit_2_and_write_nothing() {
     let mut books = vec![&missing, &foreign, &folder];
     if made.is_ok_and(|status| status.success()) {
         books.push(&pipe);
+    } else {
+        writeln!(
+            std::io::stderr(),
+            "no mkfifo here: a named pipe as the book is not checked"
+        )
+        .unwrap();
     }
     let out_path = dir.path().join("out.bin");
     for book in books {
@@ -877,4 +883,46 @@ fn run_sweeps_refuse_all_levels_at_once() {
         std::fs::read(at_once).unwrap(),
         std::fs::read(by_runs).unwrap()
     );
+}
+
+/// A checkpoint a crash left with bytes past its last committed level (a
+/// level half appended) resumes to the book a fresh run writes; one whose
+/// committed levels are damaged is refused and left as it is.
+#[test]
+fn resume_cuts_off_a_half_appended_level_and_refuses_a_damaged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("fresh.book");
+    assert!(endbook(&generate_args("8", &fresh, &[])).status.success());
+    let (out, checkpoint) = (
+        dir.path().join("8.book"),
+        dir.path().join("8.book.checkpoint"),
+    );
+    // A complete 6-seed book is a checkpoint of levels 0-6.
+    assert!(endbook(&generate_args("6", &checkpoint, &[]))
+        .status
+        .success());
+    let committed = std::fs::read(&checkpoint).unwrap();
+    let mut bytes = committed.clone();
+    let mut x = 0x9e37_79b9u32;
+    bytes.extend((0..5000).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x as u8
+    }));
+    std::fs::write(&checkpoint, &bytes).unwrap();
+    let resumed = endbook(&generate_args("8", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+    assert!(!checkpoint.exists());
+    // A bit flipped in the last committed level.
+    std::fs::remove_file(&out).unwrap();
+    let mut damaged = committed;
+    let at = damaged.len() - 10;
+    damaged[at] ^= 0x10;
+    std::fs::write(&checkpoint, &damaged).unwrap();
+    let refused = endbook(&generate_args("8", &out, &["--resume"]));
+    assert_input_error(&refused, "checksum mismatch");
+    assert!(!out.exists());
+    assert!(std::fs::read(&checkpoint).unwrap() == damaged);
 }

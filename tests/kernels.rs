@@ -178,7 +178,7 @@ fn forced_kernels_generate_identical_books() {
     }
 }
 
-/// A random row program over a random mirror layer: rows of 0 to 100
+/// A random row program over a random mirror layer: rows of 0 to 200
 /// positions (every length around the vector widths), 0 to 6 moves, each
 /// cutting the row into runs of random lengths read from random places of
 /// up to 20 child rows, with extreme values and captures. Also returns each
@@ -259,7 +259,8 @@ fn row_kernels_match_scalar_on_random_programs() {
             first_state: 1000 * round,
             only: None,
         };
-        // Every split of the rows into two parts, as the solver's chunks are.
+        // The rows split in two parts at a random row (a different split each
+        // round), as the solver's chunks are.
         let split = rng.below(rows as u64 + 1) as usize;
         let run = |kernel: Kernel| {
             let mut out = vec![0i8; positions];
@@ -301,6 +302,44 @@ fn row_kernels_match_scalar_on_random_programs() {
             assert!(
                 changes == expected_changes,
                 "{kernel} changes, round {round}"
+            );
+        }
+        // Only the rows whose bit is set (sparse turns): those get their
+        // values, the others are left as they were, and the changes are
+        // those of the rows swept.
+        let only: Vec<u64> = (0..rows.div_ceil(64)).map(|_| rng.next()).collect();
+        let chosen = |row: usize| only[row / 64] & (1 << (row % 64)) != 0;
+        let sparse = RowSweep {
+            only: Some(&only),
+            ..sweep
+        };
+        let before: Vec<i8> = (0..positions).map(|_| rng.value()).collect();
+        let mut expected_sparse = before.clone();
+        for row in (0..rows).filter(|&row| chosen(row)) {
+            let cells = program.row_starts[row] as usize..program.row_starts[row + 1] as usize;
+            expected_sparse[cells.clone()].copy_from_slice(&expected[cells]);
+        }
+        for kernel in kernels_under_test() {
+            let mut out = before.clone();
+            let changes = kernel.sweep_rows(&sparse, 0..rows, &previous, &mut out);
+            assert_eq!(
+                out, expected_sparse,
+                "{kernel} on chosen rows, round {round}"
+            );
+            let mut swept_changes = PackedChanges::default();
+            let mut swept_previous = out.clone();
+            for row in (0..rows).filter(|&row| !chosen(row)) {
+                let cells = program.row_starts[row] as usize..program.row_starts[row + 1] as usize;
+                swept_previous[cells.clone()].copy_from_slice(&out[cells]);
+            }
+            for row in (0..rows).filter(|&row| chosen(row)) {
+                let cells = program.row_starts[row] as usize..program.row_starts[row + 1] as usize;
+                swept_previous[cells.clone()].copy_from_slice(&previous[cells]);
+            }
+            swept_changes.push_differences(1000 * round, &swept_previous, &out);
+            assert!(
+                changes == swept_changes,
+                "{kernel} changes on chosen rows, round {round}"
             );
         }
     }

@@ -2,6 +2,7 @@
 //! defines the game: every board up to 9 seeds, random boards up to 31, and
 //! whole books.
 
+use endbook::engine::SweepMode;
 use endbook::games::oware::movegen::{GeneratedMove, MAX_PACKED_SEEDS};
 use endbook::games::oware::{
     generate, legal_moves, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
@@ -83,14 +84,19 @@ fn movegens_refuse_boards_beyond_the_packed_range() {
     );
 }
 
+/// With a child cache (hybrid sweeps: run sweeps build none and use no
+/// move generator), each generator gives the same book.
 #[test]
 fn forced_movegens_generate_identical_books() {
     let book = |movegen| {
         let options = GenerateOptions {
             movegen,
+            mode: SweepMode::Hybrid,
             ..GenerateOptions::new(9)
         };
-        OwareBook::to_bytes(&generate(options, |_| {}))
+        let generated = generate(options, |_| {});
+        assert!(generated.cache_bytes > 0, "a child cache was built");
+        OwareBook::to_bytes(&generated)
     };
     let scalar = book(MoveGen::scalar());
     for movegen in movegens() {

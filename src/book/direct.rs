@@ -188,7 +188,9 @@ mod unix {
                 .open(&path)
                 .unwrap();
             let mut direct = DirectWriter::open(&path).unwrap_or_else(|| {
-                eprintln!("O_DIRECT refused here: the same logic through a plain descriptor");
+                crate::testing::note(
+                    "O_DIRECT refused here: the same logic checked through a plain descriptor",
+                );
                 DirectWriter::on(File::options().write(true).open(&path).unwrap())
             });
             // Bytes no two stretches of the test share (a position's bytes name it).

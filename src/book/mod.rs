@@ -500,7 +500,8 @@ fn write_container(
 /// Writers leave room for a table of at least this many sections before the
 /// first section (zero padding), so that a book written section by section
 /// with [`Appender`] can put its final header in front and comes out byte for
-/// byte as [`write()`] writes it. Readers accept any padding.
+/// byte as [`write()`] writes it. Readers accept padding of any length, if
+/// it is zero.
 pub const TABLE_ROOM: usize = 32;
 
 /// Where the first section of a container with `params` parameters and
