@@ -207,7 +207,7 @@ fn an_oware_book_is_not_a_bearoff_book() {
             "--o",
             "0 0 0 0 0 1",
         ],
-        "expected 'BOFF'",
+        "expected 'BOFF' (an Oware book: read it with `endbook oware ...`)",
     );
 }
 

@@ -135,7 +135,7 @@ impl fmt::Display for BookError {
             ),
             BookError::Truncated { path, needed, len } => write!(
                 f,
-                "{}: truncated: {len} bytes, the header needs {needed}",
+                "{}: truncated: {len} bytes, where its header describes {needed}",
                 path.display()
             ),
             BookError::ChecksumMismatch { path, what } => {

@@ -3,7 +3,8 @@
 use super::progress::WorkProgress;
 use super::{
     available_memory, check_memory, configure_threads, counted, grouped, human_bytes, on_pool,
-    print_memory_verdict, print_written, writable_output, CliError, KernelArg, Resources,
+    print_memory_verdict, print_written, unreadable_book, writable_output, CliError, KernelArg,
+    Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -290,7 +291,7 @@ impl PositionArgs {
 
 fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     let position = args.position.parse()?;
-    let book = BearoffBook::open(&args.book).map_err(|e| CliError::Input(e.to_string()))?;
+    let book = BearoffBook::open(&args.book).map_err(unreadable_book)?;
     report(&book, &position)
 }
 
@@ -426,7 +427,7 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
 }
 
 fn run_info(args: InfoArgs) -> Result<(), CliError> {
-    let book = BearoffBook::open(&args.book).map_err(|e| CliError::Input(e.to_string()))?;
+    let book = BearoffBook::open(&args.book).map_err(unreadable_book)?;
     let sides = book.positions() as u64;
     println!("book          {}", book.path().display());
     println!("game          backgammon bear-off (two-sided, no gammons)");

@@ -11,6 +11,9 @@ mod oware;
 mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use endbook::book::BookError;
+use endbook::games::bearoff::book::GAME as BEAROFF_TAG;
+use endbook::games::oware::book::GAME_TAG as OWARE_TAG;
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -239,6 +242,21 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
         ))),
         None => Ok(path.to_path_buf()),
     }
+}
+
+/// A book that could not be opened, as bad input; a book of the other game
+/// says which command reads it.
+fn unreadable_book(error: BookError) -> CliError {
+    let hint = match &error {
+        BookError::WrongGame { found, .. } if *found == OWARE_TAG => {
+            " (an Oware book: read it with `endbook oware ...`)"
+        }
+        BookError::WrongGame { found, .. } if *found == BEAROFF_TAG => {
+            " (a bear-off book: read it with `endbook bearoff ...`)"
+        }
+        _ => "",
+    };
+    CliError::Input(format!("{error}{hint}"))
 }
 
 /// Whether `a` and `b` name the same existing file.

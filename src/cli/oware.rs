@@ -3,8 +3,8 @@
 use super::progress::LevelProgress;
 use super::{
     available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
-    print_memory_verdict, print_written, same_file, writable_output, CliError, KernelArg,
-    Resources,
+    print_memory_verdict, print_written, same_file, unreadable_book, writable_output, CliError,
+    KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -224,7 +224,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
 }
 
 fn open_book(path: &Path) -> Result<OwareBook, CliError> {
-    OwareBook::open(path).map_err(|e| CliError::Input(e.to_string()))
+    OwareBook::open(path).map_err(unreadable_book)
 }
 
 fn book_failure(error: BookError) -> CliError {
