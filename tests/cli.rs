@@ -538,7 +538,8 @@ fn dry_run_sizes_a_book_of_every_layer() {
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     let stdout = text(&dry.stdout);
     let line = stdout.lines().find(|l| l.starts_with("book")).unwrap();
-    let estimate = match line.split_whitespace().collect::<Vec<_>>()[..] {
+    assert!(line.contains(" free on its disk)"), "{line}");
+    let estimate = match line.split_whitespace().take(4).collect::<Vec<_>>()[..] {
         ["book", "about", number, "MB"] => number.parse::<f64>().unwrap() * 1e6,
         _ => panic!("a book size in MB: {line}"),
     };

@@ -3,8 +3,8 @@
 use super::progress::WorkProgress;
 use super::{
     available_memory, check_memory, configure_threads, counted, grouped, human_bytes, on_pool,
-    print_memory_verdict, print_written, unreadable_book, writable_output, CliError, KernelArg,
-    Resources,
+    print_book_size, print_memory_verdict, print_written, unreadable_book, writable_output,
+    CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -189,7 +189,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(memory),
             available.map_or("unknown".into(), human_bytes)
         );
-        println!("book          {}", human_bytes(options.book_bytes()));
+        print_book_size(options.book_bytes(), "", &out);
         println!(
             "work          {} result reads ({:.1} results per side and opponent)",
             grouped(reads as u64),

@@ -379,6 +379,43 @@ fn print_memory_verdict(needed: u64, available: Option<u64>, ignore: bool) {
     }
 }
 
+/// The bytes free for this user on the file system that will hold `out`
+/// (where the system tells).
+#[cfg(target_os = "linux")]
+fn free_disk(out: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let folder = match out.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let name = std::ffi::CString::new(folder.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `stats` is a valid, writable statvfs and `name` a
+    // NUL-terminated path; statvfs writes only into `stats`.
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    let status = unsafe { libc::statvfs(name.as_ptr(), &mut stats) };
+    (status == 0).then(|| stats.f_bavail as u64 * stats.f_frsize as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn free_disk(_: &Path) -> Option<u64> {
+    None
+}
+
+/// A dry run's line on the book's size and the disk space free for it.
+fn print_book_size(book: u64, about: &str, out: &Path) {
+    let free = free_disk(out);
+    let note = match free {
+        Some(free) if book > free => format!(
+            " (only {} free on the disk of {}: it would not fit)",
+            human_bytes(free),
+            out.display()
+        ),
+        Some(free) => format!(" ({} free on its disk)", human_bytes(free)),
+        None => String::new(),
+    };
+    println!("book          {about}{}{note}", human_bytes(book));
+}
+
 /// The most memory this process has held resident, from /proc/self/status.
 fn peak_memory() -> Option<u64> {
     proc_bytes("/proc/self/status", "VmHWM:")

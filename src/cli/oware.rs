@@ -3,8 +3,8 @@
 use super::progress::LevelProgress;
 use super::{
     available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
-    print_memory_verdict, print_written, same_file, unreadable_book, writable_output, CliError,
-    KernelArg, Resources,
+    print_book_size, print_memory_verdict, print_written, same_file, unreadable_book,
+    writable_output, CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -383,7 +383,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(estimate),
             available.map_or("unknown".into(), human_bytes)
         );
-        println!("book          about {}", human_bytes(expected.book));
+        print_book_size(expected.book, "about ", &out);
         println!("time          about {seconds:.0} s on {threads} threads");
         print_memory_verdict(estimate, available, args.resources.ignore_memory_check);
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
