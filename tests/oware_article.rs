@@ -1,6 +1,7 @@
 //! The flat export must reproduce the `endSeeds` array of the program in
-//! `000-oware-endgame-books.md` byte for byte (N = 9 seeds, 146 layers), and the
-//! state counts its table gives.
+//! `000-oware-endgame-books.md` byte for byte (N = 9 seeds, 146 layers), and of
+//! the same program enlarged to 12 seeds and 200 layers, and the state counts
+//! its table gives.
 
 use endbook::games::oware::{generate, BoardIndex, GenerateOptions, OwareBook};
 use sha2::{Digest, Sha256};
@@ -25,6 +26,46 @@ fn flat_export_of_nine_seeds_matches_the_article() {
         .map(|b| format!("{b:02x}"))
         .collect();
     assert_eq!(digest, ARTICLE_FLAT_9_SHA256);
+}
+
+/// SHA-256 of the `endSeeds` array (540,831,000 bytes: 200 layers of the
+/// 2,704,155 boards with 1 to 12 seeds) written by the article's program
+/// with its arrays sized for 12 seeds and 200 layers
+/// (`../shared/anchors/article-oware-book-enlarged.cpp`, `g++ -O3
+/// -march=native -DNSEEDS=12`, run with an output path): an independent
+/// reference for every value of the 12-seed book, each layer of it.
+const ENLARGED_FLAT_12_SHA256: &str =
+    "bb06c98fe50d662300c15b9e0f5f99ff2a346143eeaba23613511930462de0f6";
+
+/// Hashes what is written to it, keeping nothing.
+struct Hashing(Sha256, u64);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        self.1 += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn flat_export_of_twelve_seeds_matches_the_enlarged_article_program() {
+    let generated = generate(GenerateOptions::new(12), |_| {});
+    let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+    let mut hashing = Hashing(Sha256::new(), 0);
+    book.export_flat(200, &mut hashing).unwrap();
+    assert_eq!(hashing.1, 540_831_000);
+    let digest: String = hashing
+        .0
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(digest, ENLARGED_FLAT_12_SHA256);
 }
 
 #[test]
