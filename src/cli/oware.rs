@@ -258,7 +258,8 @@ fn book_failure(error: BookError) -> CliError {
 /// the encoded stretches queued for the writer and four layers of the top
 /// level; with cache sweeps, the change lists of every
 /// level (and a copy of the level below's for the encoder), the top level's
-/// child cache (31 bytes a board) and reverse edges. Time grows with the
+/// child cache (31 bytes a board) and reverse edges. The book, up to 20
+/// seeds, is not a fit but the sum of [`LEVEL_BYTES`]. Time grows with the
 /// seed count as more turns keep changing and the layers outgrow the CPU
 /// caches. Cache sweeps: fitted to runs of 12 to 16 seeds on an AMD Zen 3.
 ///
@@ -287,6 +288,37 @@ fn encoding_stores_layers(turn_limit: u32) -> bool {
 const LAST_CHANGE: [u32; 16] = [
     1, 2, 10, 29, 39, 67, 84, 92, 99, 145, 119, 155, 178, 180, 197, 187,
 ];
+
+/// The bytes each level takes in a book of 200 turns (the `changes`
+/// encoding), levels 0-20: the "stored bytes" of `endbook oware info` on the
+/// 20-seed book. The encoding is deterministic, so a book of up to 20 seeds
+/// is these summed (and its header); beyond, the fit below.
+const LEVEL_BYTES: [u64; 21] = [
+    9,
+    30,
+    166,
+    1_040,
+    4_065,
+    17_531,
+    50_057,
+    166_462,
+    380_369,
+    1_195_003,
+    2_430_905,
+    6_235_755,
+    13_428_463,
+    28_405_610,
+    57_193_622,
+    109_370_121,
+    204_544_215,
+    364_445_132,
+    637_943_292,
+    1_079_740_607,
+    1_789_686_282,
+];
+
+/// A book's header and section table, about.
+const HEADER_BYTES: u64 = 4096;
 
 impl Estimate {
     fn new(max_seeds: u32, boards: u64, mode: SweepMode, turn_limit: u32) -> Estimate {
@@ -325,9 +357,13 @@ impl Estimate {
                 boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
             ),
         };
+        let book = match LEVEL_BYTES.get(..=max_seeds as usize) {
+            Some(levels) => HEADER_BYTES + levels.iter().sum::<u64>(),
+            None => per_board((8.85 + 1.27 * above_12).max(2.0)),
+        };
         Estimate {
             memory,
-            book: per_board((8.85 + 1.27 * above_12).max(2.0)),
+            book,
             seconds_2_threads,
         }
     }
