@@ -785,6 +785,8 @@ fn a_run_without_resume_keeps_an_earlier_checkpoint() {
         .status
         .success());
     let before = std::fs::read(&checkpoint).unwrap();
+    let dry = endbook(&generate_args("7", &out, &["--dry-run"]));
+    assert!(text(&dry.stdout).contains("verdict       would stop at once: "));
     let run = endbook(&generate_args("7", &out, &[]));
     assert_input_error(&run, "holds the levels an interrupted run finished");
     assert!(!out.exists());

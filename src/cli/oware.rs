@@ -421,7 +421,15 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         print_book_size(expected.book, "about ", &out);
         println!("time          about {seconds:.0} s on {threads} threads");
-        print_memory_verdict(estimate, available, args.resources.ignore_memory_check);
+        let checkpoint = checkpoint_path(&out);
+        if checkpoint.exists() && !args.resume {
+            println!(
+                "verdict       would stop at once: {} holds an interrupted run's levels (--resume to continue it)",
+                checkpoint.display()
+            );
+        } else {
+            print_memory_verdict(estimate, available, args.resources.ignore_memory_check);
+        }
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
         if encoding_stores_layers(args.turn_limit) {
