@@ -136,8 +136,10 @@ impl WorkProgress {
             let unit = self.unit;
             self.lines.update(|| {
                 format!(
-                    "{}: {done}/{total} {unit} ({:.1}%)",
+                    "{}: {}/{} {unit} ({:.1}%)",
                     message(),
+                    super::grouped(done),
+                    super::grouped(total),
                     100.0 * done as f64 / total.max(1) as f64
                 )
             });
