@@ -383,9 +383,8 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     let ranked = ranked_plays(lookup, x, o, roll).map_err(probe_error)?;
     println!();
     println!(
-        "roll {roll}: {} distinct play{}, best first",
-        ranked.len(),
-        if ranked.len() == 1 { "" } else { "s" }
+        "roll {roll}: {}, best first",
+        counted(ranked.len() as u64, "distinct play")
     );
     // Cube columns where the lookup has cube values (a play that ends the
     // game has them even without).

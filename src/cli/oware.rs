@@ -407,6 +407,17 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let expected = Estimate::new(args.max_seeds, states, sweep.mode(), args.turn_limit);
     let estimate = expected.memory;
     let available = available_memory();
+    // The book is written level by level under the checkpoint's name, a
+    // complete book of the levels so far after each one, and renamed to
+    // `out` when the last is in. The checkpoint of an interrupted run is
+    // never written over: why this run would stop, if it would.
+    let checkpoint = checkpoint_path(&out);
+    let kept_checkpoint = (checkpoint.exists() && !args.resume).then(|| {
+        format!(
+            "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
+            checkpoint.display()
+        )
+    });
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
@@ -421,14 +432,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         print_book_size(expected.book, "about ", &out);
         println!("time          about {seconds:.0} s on {threads} threads");
-        let checkpoint = checkpoint_path(&out);
-        if checkpoint.exists() && !args.resume {
-            println!(
-                "verdict       would stop at once: {} holds an interrupted run's levels (--resume to continue it)",
-                checkpoint.display()
-            );
-        } else {
-            print_memory_verdict(estimate, available, args.resources.ignore_memory_check);
+        match &kept_checkpoint {
+            Some(why) => println!("verdict       would stop at once: {why}"),
+            None => print_memory_verdict(estimate, available, args.resources.ignore_memory_check),
         }
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
@@ -457,18 +463,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
     };
-    // The book is written level by level under the checkpoint's name, a
-    // complete book of the levels so far after each one, and renamed to
-    // `out` when the last is in.
-    let checkpoint = checkpoint_path(&out);
+    if let Some(why) = kept_checkpoint {
+        return Err(CliError::Input(why));
+    }
     let encoding = Encoding::for_turn_limit(options.turn_limit);
     let mut reopened = None;
-    if checkpoint.exists() && !args.resume {
-        return Err(CliError::Input(format!(
-            "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
-            checkpoint.display()
-        )));
-    }
     let base_path = match (&args.extend, args.resume) {
         (Some(old), _) => Some(old.clone()),
         (None, true) if checkpoint.exists() => match BookWriter::reopen(&checkpoint) {
