@@ -91,6 +91,49 @@ fn encoding_round_trips_random_change_lists() {
     }
 }
 
+/// Replaying a window of layers at a time, over pieces of the boards, gives
+/// every layer, whatever the windows and pieces.
+#[test]
+fn layers_replayed_window_by_window_are_every_layer() {
+    let mut rng = Rng(0x3e91a);
+    for codec in [Codec::V1, Codec::V2] {
+        let (boards, last_change) = (203, 200);
+        let lists = random_changes(&mut rng, boards, last_change);
+        let section = compact::encode(codec, boards, |board| lists[board].clone());
+        let level =
+            Level::parse(&section, codec, boards, last_change, 63).expect("a valid encoding");
+        for (window, piece) in [(1, 8), (3, 64), (7, 200), (64, 16), (220, 203)] {
+            let mut resume = vec![compact::Resume::default(); boards];
+            let mut first = 1;
+            while first <= 220 {
+                let rows = window.min(221 - first);
+                let mut values = vec![0i8; rows as usize * boards];
+                let mut start = 0;
+                while start < boards {
+                    let end = (start + piece).min(boards);
+                    let mut pieces: Vec<&mut [i8]> = values
+                        .chunks_mut(boards)
+                        .map(|row| &mut row[start..end])
+                        .collect();
+                    level.replay(start..end, first, &mut pieces, &mut resume[start..end]);
+                    start = end;
+                }
+                for (k, row) in values.chunks(boards).enumerate() {
+                    let turns = first + k as u32;
+                    for (board, &value) in row.iter().enumerate() {
+                        assert_eq!(
+                            value,
+                            replay(&lists[board], turns),
+                            "{codec:?}, windows of {window}, board {board}, {turns} turns"
+                        );
+                    }
+                }
+                first += rows;
+            }
+        }
+    }
+}
+
 #[test]
 fn chunks_encoded_into_reused_buffers_round_trip() {
     // More chunks than a wave of one thread: the later waves are encoded

@@ -625,28 +625,103 @@ impl OwareBook {
     /// Panics if `layers` is 0 or beyond the turn limit.
     pub fn export_flat(&self, layers: u32, out: &mut impl Write) -> io::Result<()> {
         assert!((1..=self.turn_limit).contains(&layers));
-        // Each level's stored layers, decoded once for the compact encoding.
-        let decoded: Vec<Option<Vec<i8>>> = self.levels[1..]
-            .par_iter()
+        // Compact levels are replayed a window of layers at a time, each
+        // board's record read on from where the window before left it.
+        let window =
+            (EXPORT_WINDOW_BYTES / self.flat_len(1).max(1)).clamp(1, u64::from(layers)) as u32;
+        let codec = self.encoding.codec();
+        let mut levels: Vec<(&LevelInfo, Option<Replay>)> = self.levels[1..]
+            .iter()
             .map(|level| {
-                let codec = self.encoding.codec()?;
-                let section = self.container.section(level.seeds as usize);
-                let level_data = compact::Level::trusted(section, codec, level.states as usize);
-                Some(level_data.layers(level.last_change.min(layers)))
+                let replay = codec.map(|codec| Replay {
+                    level: compact::Level::trusted(
+                        self.container.section(level.seeds as usize),
+                        codec,
+                        level.states as usize,
+                    ),
+                    resume: vec![compact::Resume::default(); level.states as usize],
+                    rows: vec![0; level.states as usize * window as usize],
+                });
+                (level, replay)
             })
             .collect();
-        for turns_left in 1..=layers {
-            for (level, decoded) in self.levels[1..].iter().zip(&decoded) {
-                let layer = turns_left.min(level.last_change) as usize - 1;
-                let size = level.states as usize;
-                let stored = match decoded {
-                    Some(values) => as_bytes(values),
-                    None => self.container.section(level.seeds as usize),
-                };
-                out.write_all(&stored[layer * size..(layer + 1) * size])?;
+        for first in (1..=layers).step_by(window as usize) {
+            let rows = window.min(layers + 1 - first) as usize;
+            let mut tasks = Vec::new();
+            for replay in levels.iter_mut().filter_map(|(_, replay)| replay.as_mut()) {
+                replay.tasks(rows, &mut tasks);
+            }
+            tasks
+                .into_par_iter()
+                .for_each(|(level, boards, mut rows, resume)| {
+                    level.replay(boards, first, &mut rows, resume)
+                });
+            for row in 0..rows {
+                let turns_left = first + row as u32;
+                for (level, replay) in &levels {
+                    let size = level.states as usize;
+                    let values: &[u8] = match replay {
+                        Some(replay) => as_bytes(&replay.rows[row * size..(row + 1) * size]),
+                        None => {
+                            let layer = turns_left.min(level.last_change) as usize - 1;
+                            &self.container.section(level.seeds as usize)
+                                [layer * size..(layer + 1) * size]
+                        }
+                    };
+                    out.write_all(values)?;
+                }
             }
         }
         Ok(())
+    }
+}
+
+/// Bytes of layers an export replays at a time (at least one layer): the
+/// 20-seed book's 225.8 MB layers go four at a time.
+const EXPORT_WINDOW_BYTES: u64 = 1 << 30;
+
+/// Boards per parallel task of an export's replay (a multiple of
+/// [`compact::BLOCK`]).
+const REPLAY_CHUNK: usize = 1 << 14;
+
+/// A compact level being replayed a window at a time for an export.
+struct Replay<'a> {
+    level: compact::Level<'a>,
+    /// Where each board's record was left.
+    resume: Vec<compact::Resume>,
+    /// The window's layers, layer-major.
+    rows: Vec<i8>,
+}
+
+/// A replay task: boards of a level, their rows of the window, their resume points.
+type ReplayTask<'a, 'b> = (
+    compact::Level<'a>,
+    Range<usize>,
+    Vec<&'b mut [i8]>,
+    &'b mut [compact::Resume],
+);
+
+impl<'a> Replay<'a> {
+    /// Splits the first `rows` layers of the window into tasks over chunks
+    /// of boards.
+    fn tasks<'b>(&'b mut self, rows: usize, tasks: &mut Vec<ReplayTask<'a, 'b>>) {
+        let boards = self.resume.len();
+        if boards == 0 {
+            return;
+        }
+        let first = tasks.len();
+        for (start, resume) in (0..boards)
+            .step_by(REPLAY_CHUNK)
+            .zip(self.resume.chunks_mut(REPLAY_CHUNK))
+        {
+            let range = start..start + resume.len();
+            tasks.push((self.level, range, Vec::with_capacity(rows), resume));
+        }
+        for row in self.rows.chunks_mut(boards).take(rows) {
+            for (task, piece) in tasks[first..].iter_mut().zip(row.chunks_mut(REPLAY_CHUNK)) {
+                task.2.push(piece);
+            }
+        }
     }
 }
 

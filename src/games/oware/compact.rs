@@ -533,6 +533,16 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<usize> {
     None
 }
 
+/// Where [`Level::replay`] stopped reading a board's record: the next
+/// change's byte, the turn and value before it (4 bytes a board).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Resume {
+    /// Bytes of the record read; 0: none yet (its first call).
+    at: u16,
+    turn: u8,
+    value: i8,
+}
+
 /// An encoded level, validated.
 #[derive(Clone, Copy)]
 pub struct Level<'a> {
@@ -544,6 +554,7 @@ pub struct Level<'a> {
 
 /// Walks one record's changes from turn 0 and value 0; a [`Codec::V1`]
 /// value with 1 turn left other than 0 counts as a change at turn 1.
+#[derive(Clone, Copy)]
 struct Changes<'a> {
     codec: Codec,
     body: &'a [u8],
@@ -733,21 +744,70 @@ impl<'a> Level<'a> {
     pub fn layers(&self, layers: u32) -> Vec<i8> {
         let boards = self.boards;
         let mut out = vec![0i8; boards * layers as usize];
-        // Writes `value` for turns `from..until` (clipped to the layers asked for).
-        let mut fill = |board: usize, from: u32, until: u32, value: i8| {
-            for turn in from..until.min(layers + 1) {
-                out[(turn as usize - 1) * boards + board] = value;
-            }
-        };
-        for (board, body) in self.bodies().enumerate() {
-            let (mut from, mut value) = (1u32, 0i8);
-            for (turn, new) in self.valid_changes(body) {
-                fill(board, from, turn, value);
-                (from, value) = (turn, new);
-            }
-            fill(board, from, layers + 1, value);
-        }
+        let mut rows: Vec<&mut [i8]> = out.chunks_mut(boards.max(1)).collect();
+        let mut resume = vec![Resume::default(); boards];
+        self.replay(0..boards, 1, &mut rows, &mut resume);
         out
+    }
+
+    /// Layers `first..first + rows.len()` of boards `boards` (from a block's
+    /// first board), `rows[k][i]` the value of board `boards.start + i` with
+    /// `first + k` turns left, each board's record read on from `resume`
+    /// (where the call for the layers before `first` left it; from the
+    /// start for `first` = 1, with `Resume::default()`), which it updates.
+    /// Layers are replayed a window at a time this way with each record
+    /// read once in all: an export needs no more than a window in memory.
+    pub fn replay(
+        &self,
+        boards: Range<usize>,
+        first: u32,
+        rows: &mut [&mut [i8]],
+        resume: &mut [Resume],
+    ) {
+        assert!(first >= 1);
+        assert_eq!(resume.len(), boards.len());
+        assert!(rows.iter().all(|row| row.len() == boards.len()));
+        let end = first + rows.len() as u32;
+        for (i, (body, state)) in self.bodies_of(boards).zip(resume).enumerate() {
+            let mut changes = if state.at == 0 {
+                self.changes(body)
+            } else {
+                Changes {
+                    codec: self.codec,
+                    body,
+                    at: usize::from(state.at),
+                    turn: u32::from(state.turn),
+                    value: state.value,
+                    head: None,
+                }
+            };
+            let (mut from, mut value) = (first, state.value);
+            loop {
+                let before = changes;
+                match changes.next() {
+                    Some(Ok((turn, new))) if turn < end => {
+                        for row in &mut rows[(from - first) as usize..(turn - first) as usize] {
+                            row[i] = value;
+                        }
+                        (from, value) = (turn, new);
+                    }
+                    Some(Ok(_)) => {
+                        changes = before;
+                        break;
+                    }
+                    None => break,
+                    Some(Err(e)) => panic!("validated on open: {e}"),
+                }
+            }
+            for row in &mut rows[(from - first) as usize..] {
+                row[i] = value;
+            }
+            *state = Resume {
+                at: u16::try_from(changes.at).expect("a record under 64 KiB"),
+                turn: u8::try_from(changes.turn).expect("turns up to 255"),
+                value,
+            };
+        }
     }
 
     /// Calls `f(board, turn, value)` for every change, board by board, turns
