@@ -801,8 +801,9 @@ fn a_run_without_resume_keeps_an_earlier_checkpoint() {
 }
 
 /// Outputs are written under a temporary name and renamed into place: an
-/// output that is the input, a pipe or `-` is refused before any work, and
-/// a symbolic link is written through (the link stays).
+/// output that is the input or a pipe is refused before any work, and a
+/// symbolic link is written through (the link stays). `-` is standard
+/// output for an export (streamed), refused for a book.
 #[test]
 fn outputs_that_renaming_would_break_are_refused_or_written_through() {
     let dir = tempfile::tempdir().unwrap();
@@ -823,7 +824,8 @@ fn outputs_that_renaming_would_break_are_refused_or_written_through() {
     };
     assert_input_error(&export(&book), "is the book being exported");
     assert_eq!(std::fs::read(&book).unwrap(), before);
-    assert_input_error(&export(Path::new("-")), "not to standard output");
+    let generate_to_stdout = endbook(&generate_args("3", Path::new("-"), &[]));
+    assert_input_error(&generate_to_stdout, "not to standard output");
     let target = dir.path().join("target.bin");
     std::fs::write(&target, b"old").unwrap();
     let link = dir.path().join("link.bin");
@@ -836,6 +838,13 @@ fn outputs_that_renaming_would_break_are_refused_or_written_through() {
         .is_symlink());
     let flat = std::fs::read(&target).unwrap();
     assert_eq!(flat.len(), 3 * 18_563, "3 layers of the 1..=6-seed boards");
+    let streamed = export(Path::new("-"));
+    assert!(streamed.status.success(), "{}", text(&streamed.stderr));
+    assert!(
+        streamed.stdout == flat,
+        "the export to standard output differs"
+    );
+    assert!(text(&streamed.stderr).contains("wrote standard output (55,689 bytes"));
     let dangling = dir.path().join("dangling.bin");
     std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
     assert_input_error(&export(&dangling), "a symbolic link to nothing");

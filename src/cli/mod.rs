@@ -199,7 +199,7 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     }
     if raw == "-" {
         return Err(CliError::Input(
-            "--out - : the output goes to a named file (written under a temporary name, then renamed), not to standard output".into(),
+            "--out - : this output goes to a named file (written under a temporary name, then renamed), not to standard output".into(),
         ));
     }
     if path.is_dir() || raw.ends_with(std::path::is_separator) {

@@ -208,7 +208,8 @@ pub struct ExportArgs {
     /// turn at which any value changes].
     #[arg(long, value_name = "L")]
     layers: Option<u32>,
-    /// File to write.
+    /// File to write (under a temporary name, renamed when complete), or
+    /// `-` for standard output (a pipe: `--out - | sha256sum`).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
@@ -1018,6 +1019,9 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         )));
     }
     let ExportFormat::Flat = args.format;
+    if args.out.as_os_str() == "-" {
+        return export_to_stdout(&book, layers);
+    }
     let out = writable_output(&args.out)?;
     if same_file(&out, &args.book) {
         return Err(CliError::Input(format!(
@@ -1039,13 +1043,36 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         .sync_all()
         .map_err(failed)?;
     std::fs::rename(&temporary, &out).map_err(failed)?;
+    print_exported(&out.display().to_string(), &book, layers);
+    Ok(())
+}
+
+/// `export --out -`: the layers streamed to standard output as they are
+/// replayed (nothing written to disk), for a pipe (`| sha256sum`); refused
+/// when standard output is a terminal.
+fn export_to_stdout(book: &OwareBook, layers: u32) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    let stdout = io::stdout();
+    if stdout.is_terminal() {
+        return Err(CliError::Input(
+            "--out - writes binary layers to standard output, which is a terminal here: pipe or redirect it".into(),
+        ));
+    }
+    let failed = |e: io::Error| CliError::Failure(format!("standard output: {e}"));
+    let mut writer = BufWriter::with_capacity(1 << 20, stdout.lock());
+    book.export_flat(layers, &mut writer).map_err(failed)?;
+    writer.flush().map_err(failed)?;
+    print_exported("standard output", book, layers);
+    Ok(())
+}
+
+/// The line on stderr after an export to `to`.
+fn print_exported(to: &str, book: &OwareBook, layers: u32) {
     eprintln!(
-        "wrote {} ({} bytes: {} x {} boards with 1..={} seeds)",
-        out.display(),
+        "wrote {to} ({} bytes: {} x {} boards with 1..={} seeds)",
         grouped(book.flat_len(layers)),
         counted(u64::from(layers), "layer"),
         grouped(book.flat_len(1)),
         book.max_seeds()
     );
-    Ok(())
 }
