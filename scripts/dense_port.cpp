@@ -8,13 +8,24 @@
 //   ./dense-port [LAST]     # prints the time and, per seed count, the values
 //                           # with 200 turns left as CSV: seeds,boards,value_-N..value_N;
 //                           # with LAST, writes that layer there (one byte a board)
+//   ./dense-port --flat F   # also writes every layer there, 1 to LAYERS, as it is
+//                           # computed: the article's endSeeds array, which
+//                           # `endbook oware export --layers 200` writes too
+//                           # (F may be a pipe: --flat >(sha256sum); the time
+//                           # printed then includes the writes)
 //
 // The CSV rows match `endbook oware stats --format csv` (its value columns),
-// so a run checks itself against the book (scripts/scaling.py --port does).
+// so a run checks itself against the book (scripts/scaling.py --port does);
+// --flat checks every value (scripts/check_port.py does). Its --flat arrays
+// for 9 seeds (146 layers) and 12 seeds have the SHA-256 of the article
+// program's. Unlike that program, it counts boards with exact binomials: the
+// article's StateCounter multiplies factorials in an int64_t, which overflows
+// from 16 seeds on, so its indices and values are wrong there.
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #ifndef NSEEDS
@@ -78,7 +89,23 @@ static int play(int b[12], int m) {
     return captured;
 }
 
+// Writes a layer to `f`; false on failure.
+static bool write_layer(FILE* f, const std::vector<int8_t>& layer) {
+    return fwrite(layer.data(), 1, layer.size(), f) == layer.size();
+}
+
 int main(int argc, char** argv) {
+    const char* last_path = nullptr;
+    FILE* flat = nullptr;
+    if (argc > 2 && std::string(argv[1]) == "--flat") {
+        flat = fopen(argv[2], "wb");
+        if (!flat) {
+            fprintf(stderr, "cannot write %s\n", argv[2]);
+            return 1;
+        }
+    } else if (argc > 1) {
+        last_path = argv[1];
+    }
     for (int n = 0; n < N + 13; n++) {
         binom[n][0] = 1;
         for (int k = 1; k < 13; k++) binom[n][k] = n == 0 ? 0 : binom[n - 1][k - 1] + (k <= n - 1 ? binom[n - 1][k] : 0);
@@ -132,6 +159,10 @@ int main(int argc, char** argv) {
         }
     }
 
+    if (flat && !write_layer(flat, prev)) {
+        fprintf(stderr, "cannot write layer 1\n");
+        return 1;
+    }
     for (int turn = 2; turn <= LAYERS; turn++) {
         for (uint64_t i = 0; i < boards; i++) {
             const Record& r = records[i];
@@ -147,15 +178,23 @@ int main(int argc, char** argv) {
             next[i] = best;
         }
         prev.swap(next);
+        if (flat && !write_layer(flat, prev)) {
+            fprintf(stderr, "cannot write layer %d\n", turn);
+            return 1;
+        }
+    }
+    if (flat && fclose(flat) != 0) {
+        fprintf(stderr, "cannot write %s\n", argv[2]);
+        return 1;
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     fprintf(stderr, "dense port: %d seeds, %llu boards, %d layers, %.3f s\n", N,
             (unsigned long long)boards, LAYERS, seconds);
 
-    if (argc > 1) {  // the last layer, as the flat export's last LAYERS-th slice
-        FILE* f = fopen(argv[1], "wb");
-        if (!f || fwrite(prev.data(), 1, boards, f) != boards || fclose(f) != 0) {
-            fprintf(stderr, "cannot write %s\n", argv[1]);
+    if (last_path) {  // the last layer, as the flat export's last LAYERS-th slice
+        FILE* f = fopen(last_path, "wb");
+        if (!f || !write_layer(f, prev) || fclose(f) != 0) {
+            fprintf(stderr, "cannot write %s\n", last_path);
             return 1;
         }
     }
