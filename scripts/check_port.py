@@ -19,6 +19,7 @@ Exits 1 when they differ, after printing both digests.
 
 import argparse
 import hashlib
+import math
 import os
 import re
 import subprocess
@@ -43,30 +44,47 @@ def book_shape(book):
     return int(seeds.group(1)), int(limit.group(1))
 
 
-def hashed(stream, result):
-    """Hashes `stream` to its end into result (digest, length)."""
+def hashed(stream, result, layer=None, prefixes=()):
+    """Hashes `stream` to its end into result (digest, length[, prefix digests]).
+
+    With `layer` (bytes a layer) and `prefixes` (byte counts), also hashes
+    the first `p` bytes of each layer for each `p`: the flat export of the
+    book of fewer seeds, whose layers are the first boards of each layer."""
     digest = hashlib.sha256()
+    parts = [hashlib.sha256() for _ in prefixes]
     length = 0
-    for block in iter(lambda: stream.read(1 << 22), b""):
+    for block in iter(lambda: stream.read(layer or 1 << 22), b""):
         digest.update(block)
-        length += len(block)
-    result.extend([digest.hexdigest(), length])
+        if prefixes:
+            pending = memoryview(block)
+            while pending:
+                at = length % layer
+                run = min(layer - at, len(pending))
+                for part, keep in zip(parts, prefixes):
+                    if at < keep:
+                        part.update(pending[:min(keep - at, run)])
+                length += run
+                pending = pending[run:]
+        else:
+            length += len(block)
+    result.extend([digest.hexdigest(), length, [part.hexdigest() for part in parts]])
 
 
-def run_hashed(command, name):
+def run_hashed(command, name, layer=None, prefixes=()):
     """Starts `command`, hashing its stdout on a thread; returns (process, thread, result, start)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE)
     result = []
-    thread = threading.Thread(target=hashed, args=(process.stdout, result), name=name)
+    thread = threading.Thread(target=hashed, args=(process.stdout, result, layer, prefixes), name=name)
     thread.start()
     return process, thread, result, time.monotonic()
 
 
 def finish(process, thread, result, start, name):
+    """(digest, length, seconds, prefix digests) once `process` and its hashing `thread` are done."""
     thread.join()
     if process.wait() != 0:
         sys.exit(f"{name} failed (exit {process.returncode})")
-    return result[0], result[1], time.monotonic() - start
+    return result[0], result[1], time.monotonic() - start, result[2]
 
 
 def main():
@@ -74,6 +92,9 @@ def main():
     parser.add_argument("--book", type=Path, required=True, help="the Oware book to check")
     parser.add_argument("--port", type=Path, default=ROOT / "scripts" / "dense_port.cpp",
                         help="the port's source (default scripts/dense_port.cpp)")
+    parser.add_argument("--each-seed-count", action="store_true",
+                        help="also print the SHA-256 of the flat export of the book of each smaller seed count "
+                             "(the first boards of each layer), equal to the port's when the whole is")
     args = parser.parse_args()
     if not BINARY.exists():
         sys.exit(f"{BINARY} is missing: run `cargo build --release` first")
@@ -93,8 +114,10 @@ def main():
         port_thread = threading.Thread(target=hashed, args=(port_stream, port_result))
         port_start = time.monotonic()
         port_thread.start()
+        # Boards with 1..=n seeds, for each n: C(n + 12, 12) - 1.
+        prefixes = [math.comb(n + 12, 12) - 1 for n in range(1, seeds + 1)] if args.each_seed_count else []
         export = run_hashed([str(BINARY), "oware", "export", "--book", str(args.book), "--layers", str(limit),
-                             "--out", "-"], "export")
+                             "--out", "-"], "export", prefixes[-1] if prefixes else None, prefixes)
         ours = finish(*export, "endbook oware export")
         theirs = finish(port, port_thread, port_result, port_start, "the dense port")
     print(f"export:     {ours[1]:,} bytes, SHA-256 {ours[0]}, {ours[2]:.1f} s")
@@ -103,6 +126,10 @@ def main():
         print("they differ", file=sys.stderr)
         sys.exit(1)
     print(f"identical: every value of the {seeds}-seed book, {limit} layers, is the port's")
+    if args.each_seed_count:
+        print(f"flat exports ({limit} layers) of the books of fewer seeds, taken from it:")
+        for n, (boards, digest) in enumerate(zip(prefixes, ours[3]), start=1):
+            print(f"  {n:2} seeds: {boards * limit:,} bytes, SHA-256 {digest}")
 
 
 if __name__ == "__main__":
