@@ -9,8 +9,9 @@ byte (by SHA-256 and length) with `endbook oware export --layers LIMIT --out -`
 of the book. Both are streamed through pipes and hashed as they come: nothing
 is written to disk. The two run side by side (the port on one thread).
 
-The port holds two layers and a 32-byte record per board: 9.7 GB at 20 seeds,
-where it took about 10 minutes on the project's 2-core machine.
+The port holds two layers and a 32-byte record per board: a peak of 7.5 GB
+at 20 seeds, where it took 31 minutes on the project's 2-core machine with
+its 45 GB hashed beside it (about 10 minutes without writing).
 
     scripts/check_port.py --book oware-20.book
 
@@ -35,8 +36,10 @@ from timings import BINARY, ROOT, compile_cpp  # noqa: E402
 
 def book_shape(book):
     """(max seeds, turn limit) from `endbook oware info`."""
-    info = subprocess.run([str(BINARY), "oware", "info", "--book", str(book)], check=True,
-                          capture_output=True, text=True).stdout
+    run = subprocess.run([str(BINARY), "oware", "info", "--book", str(book)], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(run.stderr.strip())
+    info = run.stdout
     seeds = re.search(r"^max seeds\s+(\d+)", info, re.M)
     limit = re.search(r"^turn limit\s+(\d+)", info, re.M)
     if not seeds or not limit:
@@ -74,15 +77,19 @@ def run_hashed(command, name, layer=None, prefixes=()):
     """Starts `command`, hashing its stdout on a thread; returns (process, thread, result, start)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE)
     result = []
-    thread = threading.Thread(target=hashed, args=(process.stdout, result, layer, prefixes), name=name)
+    thread = threading.Thread(target=hashed, args=(process.stdout, result, layer, prefixes), name=name,
+                              daemon=True)
     thread.start()
     return process, thread, result, time.monotonic()
 
 
-def finish(process, thread, result, start, name):
-    """(digest, length, seconds, prefix digests) once `process` and its hashing `thread` are done."""
+def finish(process, thread, result, start, name, other=None):
+    """(digest, length, seconds, prefix digests) once `process` and its hashing `thread` are done;
+    if it failed, stops `other` and exits."""
     thread.join()
     if process.wait() != 0:
+        if other is not None:
+            other.kill()
         sys.exit(f"{name} failed (exit {process.returncode})")
     return result[0], result[1], time.monotonic() - start, result[2]
 
@@ -111,14 +118,14 @@ def main():
         os.close(write_end)
         port_result = []
         port_stream = open(read_end, "rb")
-        port_thread = threading.Thread(target=hashed, args=(port_stream, port_result))
+        port_thread = threading.Thread(target=hashed, args=(port_stream, port_result), daemon=True)
         port_start = time.monotonic()
         port_thread.start()
         # Boards with 1..=n seeds, for each n: C(n + 12, 12) - 1.
         prefixes = [math.comb(n + 12, 12) - 1 for n in range(1, seeds + 1)] if args.each_seed_count else []
         export = run_hashed([str(BINARY), "oware", "export", "--book", str(args.book), "--layers", str(limit),
                              "--out", "-"], "export", prefixes[-1] if prefixes else None, prefixes)
-        ours = finish(*export, "endbook oware export")
+        ours = finish(*export, "endbook oware export", other=port)
         theirs = finish(port, port_thread, port_result, port_start, "the dense port")
     print(f"export:     {ours[1]:,} bytes, SHA-256 {ours[0]}, {ours[2]:.1f} s")
     print(f"dense port: {theirs[1]:,} bytes, SHA-256 {theirs[0]}, {theirs[2]:.1f} s")

@@ -41,7 +41,7 @@ fn flat_export_of_nine_seeds_matches_the_article() {
 /// exact binomial counts; its arrays for 9 and 12 seeds have the article
 /// program's SHA-256, and its 16-seed array holds the 12- to 15-seed ones
 /// below.
-const ENLARGED_FLAT_SHA256: [(u32, u64, &str); 5] = [
+const FLAT_200_LAYER_SHA256: [(u32, u64, &str); 5] = [
     (
         12,
         540_831_000,
@@ -112,7 +112,7 @@ fn flat_exports_of_twelve_to_sixteen_seeds_match_the_article_algorithm() {
     let generated = generate(GenerateOptions::new(16), |_| {});
     let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
     let mut hashing = Hashing {
-        prefixes: ENLARGED_FLAT_SHA256
+        prefixes: FLAT_200_LAYER_SHA256
             .iter()
             .map(|&(_, len, _)| (len / 200, Sha256::new()))
             .collect(),
@@ -121,8 +121,8 @@ fn flat_exports_of_twelve_to_sixteen_seeds_match_the_article_algorithm() {
     };
     book.export_flat(200, &mut hashing).unwrap();
     assert_eq!(hashing.written, book.flat_len(200));
-    assert_eq!(hashing.layer, ENLARGED_FLAT_SHA256[4].1 / 200, "16 seeds");
-    for ((seeds, len, sha), (keep, hasher)) in ENLARGED_FLAT_SHA256.iter().zip(hashing.prefixes) {
+    assert_eq!(hashing.layer, FLAT_200_LAYER_SHA256[4].1 / 200, "16 seeds");
+    for ((seeds, len, sha), (keep, hasher)) in FLAT_200_LAYER_SHA256.iter().zip(hashing.prefixes) {
         // Each book's layer is its boards with 1..=seeds seeds.
         assert_eq!(
             keep,
