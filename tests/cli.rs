@@ -949,3 +949,50 @@ fn resume_cuts_off_a_half_appended_level_and_refuses_a_damaged_one() {
     assert!(!out.exists());
     assert!(std::fs::read(&checkpoint).unwrap() == damaged);
 }
+
+/// `probe` reads only the records it needs, checking them as it goes: a
+/// malformed record under good checksums is reported by the probe that
+/// reads it (exit code 2), while other boards are still answered; commands
+/// that read the whole book refuse it on opening.
+#[test]
+fn probe_checks_the_records_it_reads() {
+    use endbook::book::{self, Container, SectionData};
+    use endbook::games::oware::book::GAME_TAG;
+    use endbook::games::oware::{generate, GenerateOptions, OwareBook};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.book");
+    let generated = generate(GenerateOptions::new(3), |_| {});
+    let container = Container::from_bytes("3", OwareBook::to_bytes(&generated), GAME_TAG).unwrap();
+    let mut sections: Vec<([u64; 2], Vec<u8>)> = (0..container.sections().len())
+        .map(|i| (container.sections()[i].meta, container.section(i).to_vec()))
+        .collect();
+    // The last byte of level 3 ends the record of its last board, "3 0 0 0
+    // 0 0 | 0 0 0 0 0 0" (rank order: house 0 most significant): 0xff is no
+    // change code, nor a length that ends.
+    *sections[3].1.last_mut().unwrap() = 0xff;
+    let data: Vec<SectionData<'_>> = sections
+        .iter()
+        .map(|(meta, bytes)| SectionData { meta: *meta, bytes })
+        .collect();
+    std::fs::write(&path, book::to_bytes(GAME_TAG, container.params(), &data)).unwrap();
+    let book = path.to_str().unwrap();
+    let probe = |board: &str| endbook(&["oware", "probe", "--book", book, "--turns", "5", board]);
+    assert_input_error(&probe("3 0 0 0 0 0 0 0 0 0 0 0"), "is corrupt: level 3");
+    let good = dir.path().join("good.book");
+    OwareBook::write(&good, &generated).unwrap();
+    let board = "0 0 0 0 0 1 1 0 0 0 0 0";
+    let fine = probe(board);
+    assert!(fine.status.success(), "{}", text(&fine.stderr));
+    let good = good.to_str().unwrap();
+    let expected = endbook(&["oware", "probe", "--book", good, "--turns", "5", board]);
+    assert_eq!(text(&fine.stdout), text(&expected.stdout));
+    assert!(text(&fine.stdout).contains("value       -2"));
+    let batch = endbook_with_stdin(
+        &["oware", "probe", "--book", book, "--batch"],
+        "5 0 0 0 0 0 1 1 0 0 0 0 0\n5 3 0 0 0 0 0 0 0 0 0 0 0\n",
+    );
+    assert_eq!(batch.status.code(), Some(2));
+    assert_eq!(text(&batch.stdout), "-2\n");
+    assert!(text(&batch.stderr).contains("is corrupt: level 3"));
+    assert_input_error(&endbook(&["oware", "info", "--book", book]), "level 3: ");
+}

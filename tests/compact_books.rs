@@ -4,7 +4,9 @@
 use endbook::book::{self, Container, SectionData};
 use endbook::games::oware::book::GAME_TAG;
 use endbook::games::oware::compact::{self, Codec, Level};
-use endbook::games::oware::{generate, BoardIndex, Encoding, GenerateOptions, OwareBook};
+use endbook::games::oware::{
+    generate, BoardIndex, Encoding, GenerateOptions, OwareBook, ProbeError,
+};
 
 mod common;
 use common::Rng;
@@ -390,6 +392,70 @@ fn random_mutations_under_valid_checksums_never_panic() {
     }
     // Some flips land on values and stay well-formed: those are accepted.
     assert!(accepted < 3000);
+}
+
+/// A book opened for lookups checks the records each lookup reads: where
+/// `open` accepts the book, every lookup answers as on the fully checked
+/// book; where `open` refuses it for a malformed record, some lookup says
+/// so, and none panics.
+#[test]
+fn lookups_check_the_records_they_read_when_opened_for_lookups() {
+    let (_, sections) = parts(Encoding::Changes);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mutated.book");
+    let mut rng = Rng(7);
+    let index = BoardIndex::new(3);
+    let mut refused = 0;
+    for _ in 0..600 {
+        let level = 1 + rng.below(3) as usize;
+        let mut section = sections[level].1.clone();
+        let at = rng.below(section.len() as u64) as usize;
+        section[at] ^= 1 << rng.below(8);
+        let bytes = with_section(Encoding::Changes, level, section);
+        std::fs::write(&path, &bytes).unwrap();
+        let full = OwareBook::from_bytes(bytes);
+        let Ok(lazy) = OwareBook::open_for_lookups(&path) else {
+            // The frame itself is bad: `open` refuses it too.
+            assert!(full.is_err());
+            continue;
+        };
+        let mut corrupt = 0;
+        for (board, _) in index.boards_from(0) {
+            for turns in [1, 2, 30, 200] {
+                match (&full, lazy.analyse(&board, turns)) {
+                    (Ok(full), Ok(analysis)) => {
+                        assert_eq!(analysis, full.analyse(&board, turns).unwrap())
+                    }
+                    (Ok(_), Err(e)) => panic!("{e} where open accepts the book"),
+                    (Err(_), Ok(_)) => {}
+                    (Err(_), Err(ProbeError::Corrupt { seeds, .. })) => {
+                        assert_eq!(seeds as usize, level);
+                        corrupt += 1;
+                    }
+                    (Err(_), Err(e)) => panic!("{e}"),
+                }
+            }
+        }
+        if full.is_err() {
+            refused += 1;
+            assert!(corrupt > 0, "open refuses the book, no lookup found why");
+        } else {
+            assert_eq!(corrupt, 0);
+        }
+    }
+    assert!(refused > 100, "{refused} refused");
+}
+
+/// The whole-book readers need every record checked.
+#[test]
+#[should_panic(expected = "is for lookups")]
+fn whole_book_readers_refuse_a_book_opened_for_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("3.book");
+    let generated = generate(GenerateOptions::new(3), |_| {});
+    OwareBook::write(&path, &generated).unwrap();
+    let book = OwareBook::open_for_lookups(&path).unwrap();
+    book.export_flat(1, &mut Vec::new()).unwrap();
 }
 
 #[test]

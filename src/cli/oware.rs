@@ -11,7 +11,8 @@ use endbook::book::{temporary_path, BookError};
 use endbook::engine::{SweepMode, MIN_TRIAL_STATES};
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
-    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS,
+    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, ProbeError, DEFAULT_TURN_LIMIT,
+    MAX_BOOK_SEEDS,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
@@ -767,7 +768,9 @@ fn parse_board(text: &str) -> Result<Board, String> {
 }
 
 fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
-    let book = open_book(&args.book)?;
+    // Lookups check the records they read: a probe need not read the whole
+    // book (6 s of the 20-seed book's 6.1 s here).
+    let book = OwareBook::open_for_lookups(&args.book).map_err(unreadable_book)?;
     if args.batch {
         return run_batch(&book);
     }
@@ -844,7 +847,10 @@ fn run_batch(book: &OwareBook) -> Result<(), CliError> {
             .parse()
             .map_err(|_| bad(format!("'{turns}' is not a number of turns")))?;
         let board = parse_board(board).map_err(bad)?;
-        let value = book.value(&board, turns).map_err(|e| bad(e.to_string()))?;
+        let value = book.value(&board, turns).map_err(|e| match e {
+            ProbeError::Corrupt { .. } => CliError::Input(e.to_string()),
+            _ => bad(e.to_string()),
+        })?;
         if let Err(e) = writeln!(out, "{value}") {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return Ok(());

@@ -36,7 +36,8 @@
 //! A lookup reads the block's offset, skips at most seven records by their
 //! lengths and replays the changes up to the turn asked for: about one cache
 //! line. Opening a book checks every record (lengths, codes, turn range, that
-//! each block ends where the next begins), so lookups never leave the section.
+//! each block ends where the next begins), or a book opened for lookups has
+//! each lookup check its block first, so lookups never leave the section.
 
 use rayon::prelude::*;
 use std::fmt;
@@ -533,6 +534,46 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<usize> {
     None
 }
 
+/// Whether a [`Codec::V2`] record body is a list of valid changes whose
+/// values lie within `-bound..=bound` and whose last one comes no later
+/// than `last_change`: what [`Level::parse`] checks, in one tight loop for
+/// the records that pass (nearly all the time taken to open a book); the
+/// others are read again to say what is wrong.
+#[inline]
+fn scan_v2(body: &[u8], bound: i16, last_change: u32) -> bool {
+    let (mut at, mut turn, mut value) = (0, 0u64, 0i16);
+    while let Some(&code) = body.get(at) {
+        let (dt, dv, len) = if code < V2_LONG {
+            // dt 1..=32, dv -2, -1, +1, +2: always a change.
+            let d = i16::from(code >> 5);
+            (
+                u64::from(code & 0x1f) + 1,
+                if d < 2 { d - 2 } else { d - 1 },
+                1,
+            )
+        } else if code < V2_ESCAPE {
+            let Some(&t) = body.get(at + 1) else {
+                return false;
+            };
+            (u64::from(t) + 1, i16::from(((code << 2) as i8) >> 2), 2)
+        } else if code == V2_ESCAPE {
+            let (Some(&dt), Some(&dv)) = (body.get(at + 1), body.get(at + 2)) else {
+                return false;
+            };
+            (u64::from(dt), i16::from(dv as i8), 3)
+        } else {
+            return false;
+        };
+        value += dv;
+        if dt == 0 || dv == 0 || value.abs() > bound {
+            return false;
+        }
+        at += len;
+        turn += dt;
+    }
+    turn <= u64::from(last_change)
+}
+
 /// Where [`Level::replay`] stopped reading a board's record: the next
 /// change's byte, the turn and value before it (4 bytes a board).
 #[derive(Clone, Copy, Debug, Default)]
@@ -604,15 +645,24 @@ impl<'a> Level<'a> {
         last_change: u32,
         bound: i8,
     ) -> Result<Level<'a>, Malformed> {
-        let check = |value: i8| {
-            if (-bound..=bound).contains(&value) {
-                Ok(())
-            } else {
-                Err(Malformed(format!(
-                    "value {value} is outside -{bound}..={bound}"
-                )))
-            }
-        };
+        let level = Level::structure(section, codec, boards)?;
+        // Blocks are independent: checked in parallel stretches.
+        (0..boards.div_ceil(BLOCK))
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .try_for_each(|block| level.check_block(block, last_change, bound))?;
+        Ok(level)
+    }
+
+    /// Checks only the frame of `section` as the `codec` encoding of
+    /// `boards` boards: the block offsets' table, its first and last entries.
+    /// The records are then read only after [`Level::check_block`] passes
+    /// on their block, as [`Level::checked_value`] does.
+    pub fn structure(
+        section: &'a [u8],
+        codec: Codec,
+        boards: usize,
+    ) -> Result<Level<'a>, Malformed> {
         let blocks = boards.div_ceil(BLOCK);
         let index_len = (blocks + 1) * 4;
         if section.len() < index_len {
@@ -631,39 +681,68 @@ impl<'a> Level<'a> {
         if level.offset(0) != 0 || level.offset(blocks) != records.len() {
             return Err(Malformed("block offsets do not span the records".into()));
         }
-        // Blocks are independent: checked in parallel stretches.
-        let check_block = |block: usize| -> Result<(), Malformed> {
-            let mut at = level.offset(block);
-            let in_block = BLOCK.min(boards - block * BLOCK);
-            for _ in 0..in_block {
-                let body = level.record(&mut at).ok_or_else(|| {
-                    Malformed(format!("a record of block {block} runs past the section"))
-                })?;
-                if codec == Codec::V1 && body.is_empty() {
-                    return Err(Malformed(format!("an empty record in block {block}")));
-                }
-                for change in level.changes(body) {
-                    let (turn, value) = change?;
-                    check(value)?;
-                    if turn > last_change {
-                        return Err(Malformed(format!(
-                            "a value changes at turn {turn}, after the level's last change {last_change}"
-                        )));
-                    }
-                }
-            }
-            if at != level.offset(block + 1) {
-                return Err(Malformed(format!(
-                    "block {block} does not end where the next begins"
-                )));
-            }
-            Ok(())
-        };
-        (0..blocks)
-            .into_par_iter()
-            .with_min_len(1 << 12)
-            .try_for_each(check_block)?;
         Ok(level)
+    }
+
+    /// Checks the records of block `block` (of a level whose frame
+    /// [`Level::structure`] checked): lengths, codes, that the values lie
+    /// within `-bound..=bound` and change no later than `last_change`, and
+    /// that the block ends where the next begins. Lookups in a block that
+    /// passes stay within it.
+    pub fn check_block(&self, block: usize, last_change: u32, bound: i8) -> Result<(), Malformed> {
+        let check = |value: i8| {
+            if (-bound..=bound).contains(&value) {
+                Ok(())
+            } else {
+                Err(Malformed(format!(
+                    "value {value} is outside -{bound}..={bound}"
+                )))
+            }
+        };
+        let codec = self.codec;
+        let mut at = self.offset(block);
+        let in_block = BLOCK.min(self.boards - block * BLOCK);
+        for _ in 0..in_block {
+            let body = self.record(&mut at).ok_or_else(|| {
+                Malformed(format!("a record of block {block} runs past the section"))
+            })?;
+            if codec == Codec::V2 && scan_v2(body, i16::from(bound), last_change) {
+                continue;
+            }
+            // Version 1, or a malformed record: why, change by change.
+            if codec == Codec::V1 && body.is_empty() {
+                return Err(Malformed(format!("an empty record in block {block}")));
+            }
+            for change in self.changes(body) {
+                let (turn, value) = change?;
+                check(value)?;
+                if turn > last_change {
+                    return Err(Malformed(format!(
+                        "a value changes at turn {turn}, after the level's last change {last_change}"
+                    )));
+                }
+            }
+        }
+        if at != self.offset(block + 1) {
+            return Err(Malformed(format!(
+                "block {block} does not end where the next begins"
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Level::value`] once [`Level::check_block`] passes on the board's
+    /// block: for a level whose records were not all checked.
+    pub fn checked_value(
+        &self,
+        rank: usize,
+        turns_left: u32,
+        last_change: u32,
+        bound: i8,
+    ) -> Result<i8, Malformed> {
+        assert!(rank < self.boards);
+        self.check_block(rank / BLOCK, last_change, bound)?;
+        Ok(self.value(rank, turns_left))
     }
 
     fn offset(&self, block: usize) -> usize {
