@@ -769,7 +769,7 @@ fn parse_board(text: &str) -> Result<Board, String> {
 
 fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     // Lookups check the records they read: a probe need not read the whole
-    // book (6 s of the 20-seed book's 6.1 s here).
+    // book (the 20-seed book: 0.35 s instead of 7.3 s here).
     let book = OwareBook::open_for_lookups(&args.book).map_err(unreadable_book)?;
     if args.batch {
         return run_batch(&book);
