@@ -847,6 +847,11 @@ impl<'a> Level<'a> {
         assert_eq!(resume.len(), boards.len());
         assert!(rows.iter().all(|row| row.len() == boards.len()));
         let end = first + rows.len() as u32;
+        // Each board's value before the window, and the window's changes
+        // (row, board, value) in board order; then row by row, the row's
+        // changes applied and the values copied out whole.
+        let mut values: Vec<i8> = resume.iter().map(|state| state.value).collect();
+        let mut changed: Vec<(u32, u32, i8)> = Vec::new();
         for (i, (body, state)) in self.bodies_of(boards).zip(resume).enumerate() {
             let mut changes = if state.at == 0 {
                 self.changes(body)
@@ -860,15 +865,13 @@ impl<'a> Level<'a> {
                     head: None,
                 }
             };
-            let (mut from, mut value) = (first, state.value);
+            let mut value = state.value;
             loop {
                 let before = changes;
                 match changes.next() {
                     Some(Ok((turn, new))) if turn < end => {
-                        for row in &mut rows[(from - first) as usize..(turn - first) as usize] {
-                            row[i] = value;
-                        }
-                        (from, value) = (turn, new);
+                        changed.push((turn - first, i as u32, new));
+                        value = new;
                     }
                     Some(Ok(_)) => {
                         changes = before;
@@ -878,14 +881,32 @@ impl<'a> Level<'a> {
                     Some(Err(e)) => panic!("validated on open: {e}"),
                 }
             }
-            for row in &mut rows[(from - first) as usize..] {
-                row[i] = value;
-            }
             *state = Resume {
                 at: u16::try_from(changes.at).expect("a record under 64 KiB"),
                 turn: u8::try_from(changes.turn).expect("turns up to 255"),
                 value,
             };
+        }
+        // By row (a counting sort keeps each row's changes in board order,
+        // so a board's later change comes after its earlier one).
+        let mut starts = vec![0usize; rows.len() + 1];
+        for &(row, _, _) in &changed {
+            starts[row as usize + 1] += 1;
+        }
+        for k in 0..rows.len() {
+            starts[k + 1] += starts[k];
+        }
+        let mut by_row = vec![(0u32, 0i8); changed.len()];
+        let mut next = starts.clone();
+        for &(row, board, value) in &changed {
+            by_row[next[row as usize]] = (board, value);
+            next[row as usize] += 1;
+        }
+        for (k, row) in rows.iter_mut().enumerate() {
+            for &(board, value) in &by_row[starts[k]..starts[k + 1]] {
+                values[board as usize] = value;
+            }
+            row.copy_from_slice(&values);
         }
     }
 
