@@ -33,9 +33,10 @@ fn flat_export_of_nine_seeds_matches_the_article() {
 /// layer of it.
 ///
 /// Not beyond 15 seeds: the program counts the boards of `seeds` seeds in
-/// `pits` houses as a product of up to `pits - 1` factors in an `int64_t`
-/// before dividing, which overflows from 16 seeds on (26!/10!, about 1.1e20,
-/// for 11 houses), so its indices, and its values, are wrong there. For 16
+/// `pits` houses as a product of `max(seeds, pits - 1)` consecutive factors
+/// in an `int64_t` before dividing, which overflows from 16 seeds on
+/// (26!/10!, about 1.1e20, for 11 houses), so its indices, and its values,
+/// are wrong there. For 16
 /// seeds the reference is `scripts/dense_port.cpp` (`-DNSEEDS=16`, run with
 /// `--flat`): the same algorithm, written in C++ apart from the crate, with
 /// exact binomial counts; its arrays for 9 and 12 seeds have the article
