@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 mod common;
-use common::Rng;
+use common::{rebuilt, Rng, Section};
 
 /// Seeds of the small book every test starts from.
 const SEEDS: u32 = 4;
@@ -132,19 +132,6 @@ fn tampered(change: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     reseal(&mut bytes);
     bytes
 }
-
-/// A freshly serialised Oware container (all checksums right) with these
-/// parameters and sections, given as `(meta, bytes)`.
-fn rebuilt(params: &[u64], sections: &[Section]) -> Vec<u8> {
-    let sections: Vec<SectionData<'_>> = sections
-        .iter()
-        .map(|(meta, bytes)| SectionData { meta: *meta, bytes })
-        .collect();
-    book::to_bytes(GAME_TAG, params, &sections)
-}
-
-/// A section for [`rebuilt`]: its two meta numbers and its bytes.
-type Section = ([u64; 2], Vec<u8>);
 
 /// The valid book's parameters and sections, for [`rebuilt`].
 fn parts() -> (Vec<u64>, Vec<Section>) {

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, generate_args, text};
+use common::{endbook, generate_args, rebuilt, sections_of, text};
 
 fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
@@ -956,25 +956,16 @@ fn resume_cuts_off_a_half_appended_level_and_refuses_a_damaged_one() {
 /// that read the whole book refuse it on opening.
 #[test]
 fn probe_checks_the_records_it_reads() {
-    use endbook::book::{self, Container, SectionData};
-    use endbook::games::oware::book::GAME_TAG;
     use endbook::games::oware::{generate, GenerateOptions, OwareBook};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.book");
     let generated = generate(GenerateOptions::new(3), |_| {});
-    let container = Container::from_bytes("3", OwareBook::to_bytes(&generated), GAME_TAG).unwrap();
-    let mut sections: Vec<([u64; 2], Vec<u8>)> = (0..container.sections().len())
-        .map(|i| (container.sections()[i].meta, container.section(i).to_vec()))
-        .collect();
+    let (params, mut sections) = sections_of(OwareBook::to_bytes(&generated));
     // The last byte of level 3 ends the record of its last board, "3 0 0 0
     // 0 0 | 0 0 0 0 0 0" (rank order: house 0 most significant): 0xff is no
     // change code, nor a length that ends.
     *sections[3].1.last_mut().unwrap() = 0xff;
-    let data: Vec<SectionData<'_>> = sections
-        .iter()
-        .map(|(meta, bytes)| SectionData { meta: *meta, bytes })
-        .collect();
-    std::fs::write(&path, book::to_bytes(GAME_TAG, container.params(), &data)).unwrap();
+    std::fs::write(&path, rebuilt(&params, &sections)).unwrap();
     let book = path.to_str().unwrap();
     let probe = |board: &str| endbook(&["oware", "probe", "--book", book, "--turns", "5", board]);
     assert_input_error(&probe("3 0 0 0 0 0 0 0 0 0 0 0"), "is corrupt: level 3");

@@ -1,15 +1,13 @@
 //! The compact encoding: exact round-trips, identical answers to the layer
 //! encoding, and malformed sections refused even under valid checksums.
 
-use endbook::book::{self, Container, SectionData};
-use endbook::games::oware::book::GAME_TAG;
 use endbook::games::oware::compact::{self, Codec, Level};
 use endbook::games::oware::{
     generate, BoardIndex, Encoding, GenerateOptions, OwareBook, ProbeError,
 };
 
 mod common;
-use common::Rng;
+use common::{rebuilt, sections_of, Rng, Section};
 
 /// Random change lists: turn 1 first (or not), ascending turns, each value
 /// different from the one before, small and large jumps.
@@ -255,18 +253,10 @@ fn compact_and_layer_books_answer_alike() {
     }
 }
 
-/// A section's meta numbers and bytes.
-type Section = ([u64; 2], Vec<u8>);
-
 /// A 3-seed book's params and sections in `encoding`, to tamper with.
 fn parts(encoding: Encoding) -> (Vec<u64>, Vec<Section>) {
     let generated = generate(GenerateOptions::new(3), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, encoding);
-    let container = Container::from_bytes("parts", bytes, GAME_TAG).unwrap();
-    let sections = (0..container.sections().len())
-        .map(|i| (container.sections()[i].meta, container.section(i).to_vec()))
-        .collect();
-    (container.params().to_vec(), sections)
+    sections_of(OwareBook::to_bytes_with(&generated, encoding))
 }
 
 /// The book in `encoding` with level `level`'s section replaced, checksums
@@ -274,11 +264,7 @@ fn parts(encoding: Encoding) -> (Vec<u64>, Vec<Section>) {
 fn with_section(encoding: Encoding, level: usize, section: Vec<u8>) -> Vec<u8> {
     let (params, mut sections) = parts(encoding);
     sections[level].1 = section;
-    let data: Vec<SectionData<'_>> = sections
-        .iter()
-        .map(|(meta, bytes)| SectionData { meta: *meta, bytes })
-        .collect();
-    book::to_bytes(GAME_TAG, &params, &data)
+    rebuilt(&params, &sections)
 }
 
 fn assert_corrupt(bytes: Vec<u8>, what: &str) {

@@ -38,3 +38,32 @@ pub fn generate_args<'a>(
     args.extend_from_slice(extra);
     args
 }
+
+/// An Oware book's section, to tamper with: its two meta numbers and its bytes.
+#[allow(dead_code)]
+pub type Section = ([u64; 2], Vec<u8>);
+
+/// The parameters and sections of the Oware book `bytes`.
+#[allow(dead_code)]
+pub fn sections_of(bytes: Vec<u8>) -> (Vec<u64>, Vec<Section>) {
+    use endbook::book::Container;
+    use endbook::games::oware::book::GAME_TAG;
+    let container = Container::from_bytes("sections", bytes, GAME_TAG).unwrap();
+    let sections = (0..container.sections().len())
+        .map(|i| (container.sections()[i].meta, container.section(i).to_vec()))
+        .collect();
+    (container.params().to_vec(), sections)
+}
+
+/// A freshly serialised Oware book (all checksums right) with these
+/// parameters and sections.
+#[allow(dead_code)]
+pub fn rebuilt(params: &[u64], sections: &[Section]) -> Vec<u8> {
+    use endbook::book::{self, SectionData};
+    use endbook::games::oware::book::GAME_TAG;
+    let sections: Vec<SectionData<'_>> = sections
+        .iter()
+        .map(|(meta, bytes)| SectionData { meta: *meta, bytes })
+        .collect();
+    book::to_bytes(GAME_TAG, params, &sections)
+}
