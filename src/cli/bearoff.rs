@@ -2,9 +2,9 @@
 
 use super::progress::WorkProgress;
 use super::{
-    available_memory, check_memory, configure_threads, counted, grouped, human_bytes, on_pool,
-    print_book_size, print_memory_verdict, print_written, unreadable_book, writable_output,
-    CliError, KernelArg, Resources,
+    available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
+    human_seconds, on_pool, print_book_size, print_memory_verdict, print_written, unreadable_book,
+    writable_output, CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -195,7 +195,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             grouped(reads as u64),
             universe.total_children() as f64 / universe.positions() as f64
         );
-        println!("time          about {seconds:.0} s on {threads} threads");
+        println!(
+            "time          about {} on {threads} threads",
+            human_seconds(seconds)
+        );
         print_memory_verdict(memory, available, args.resources.ignore_memory_check);
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return Ok(());

@@ -321,6 +321,22 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// An expected duration for people, to about two figures: "0.12 s",
+/// "4.3 s", "73 s", "21 min".
+fn human_seconds(seconds: f64) -> String {
+    if seconds < 0.01 {
+        "under 0.01 s".into()
+    } else if seconds < 1.0 {
+        format!("{seconds:.2} s")
+    } else if seconds < 10.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 600.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{:.0} min", seconds / 60.0)
+    }
+}
+
 /// Memory the system can still give this process, from /proc/meminfo.
 fn available_memory() -> Option<u64> {
     proc_bytes("/proc/meminfo", "MemAvailable:")
@@ -443,5 +459,27 @@ fn print_written(out: &Path, estimate: u64) {
             human_bytes(estimate)
         ),
         None => println!("wrote {} ({})", out.display(), human_bytes(size)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_to_about_two_figures() {
+        assert_eq!(human_seconds(0.004), "under 0.01 s");
+        assert_eq!(human_seconds(0.123), "0.12 s");
+        assert_eq!(human_seconds(4.26), "4.3 s");
+        assert_eq!(human_seconds(73.4), "73 s");
+        assert_eq!(human_seconds(1260.0), "21 min");
+    }
+
+    #[test]
+    fn counts_and_sizes_read_grouped() {
+        assert_eq!(grouped(2_704_156), "2,704,156");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_bytes(23_900_000), "23.9 MB");
     }
 }

@@ -3,8 +3,8 @@
 use super::progress::LevelProgress;
 use super::{
     available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
-    print_book_size, print_memory_verdict, print_written, same_file, unreadable_book,
-    writable_output, CliError, KernelArg, Resources,
+    human_seconds, print_book_size, print_memory_verdict, print_written, same_file,
+    unreadable_book, writable_output, CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -433,7 +433,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             available.map_or("unknown".into(), human_bytes)
         );
         print_book_size(expected.book, "about ", &out);
-        println!("time          about {seconds:.0} s on {threads} threads");
+        println!(
+            "time          about {} on {threads} threads",
+            human_seconds(seconds)
+        );
         match &kept_checkpoint {
             Some(why) => println!("verdict       would stop at once: {why}"),
             None => print_memory_verdict(estimate, available, args.resources.ignore_memory_check),
