@@ -188,6 +188,37 @@ fn bad_input_exits_with_code_2() {
         ],
         "at most 15 checkers",
     );
+    // Beyond the memory allowed: refused before any work, nothing written.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused.book");
+    let out_arg = out.to_str().unwrap();
+    bad_input(
+        &[
+            "bearoff",
+            "generate",
+            "--checkers",
+            "4",
+            "--out",
+            out_arg,
+            "--memory-limit",
+            "1K",
+        ],
+        "of memory, more than 90% of the 1.0 KB available (--ignore-memory-check",
+    );
+    assert!(!out.exists());
+    bad_input(
+        &[
+            "bearoff",
+            "eval",
+            "--x",
+            "0 0 0 0 0 1",
+            "--o",
+            "0 0 0 0 0 1",
+            "--memory-limit",
+            "1K",
+        ],
+        "of memory, more than 90% of the 1.0 KB available",
+    );
 }
 
 #[test]

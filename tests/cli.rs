@@ -8,7 +8,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, generate_args, rebuilt, sections_of, text};
+use common::{endbook, generate_args, hex, rebuilt, sections_of, text, ARTICLE_FLAT_9_SHA256};
+use endbook::games::oware::{generate, GenerateOptions, OwareBook};
+use sha2::{Digest, Sha256};
 
 fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
@@ -458,6 +460,39 @@ fn export_flat_matches_the_library_and_repeats_converged_layers() {
     assert!(!dir.path().join("flat.bin.partial").exists());
 }
 
+/// What the command line writes (level by level, through the streaming
+/// encoder and its checkpoints) against the library's book of the same
+/// size, and its flat export, streamed to a pipe, against the article's
+/// program: the other tests compare command-line books with each other.
+#[test]
+fn the_command_lines_nine_seed_book_is_the_librarys_and_exports_the_articles_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nine.book");
+    let out = endbook(&generate_args("9", &path, &[]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read(&path).unwrap();
+    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(9), |_| {}));
+    assert!(
+        written == library,
+        "the command line's book differs from the library's"
+    );
+    let out = endbook(&[
+        "oware",
+        "export",
+        "--book",
+        path.to_str().unwrap(),
+        "--format",
+        "flat",
+        "--layers",
+        "146",
+        "--out",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout.len(), 42_913_634);
+    assert_eq!(hex(&Sha256::digest(&out.stdout)), ARTICLE_FLAT_9_SHA256);
+}
+
 #[test]
 fn help_explains_the_notation() {
     let help = text(&endbook(&["oware", "probe", "--help"]).stdout);
@@ -563,7 +598,9 @@ fn dry_run_sizes_the_book(turn_limit: &str) {
 fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.book");
-    let out = endbook(&generate_args("27", &path, &[]));
+    // At most 100 GB whatever the host has (the estimate is about 132 GB):
+    // the run must never start.
+    let out = endbook(&generate_args("27", &path, &["--memory-limit", "100G"]));
     assert_input_error(&out, "--ignore-memory-check");
     let stderr = text(&out.stderr);
     assert!(
@@ -576,7 +613,11 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     );
     assert!(!path.exists());
     // The dry run says so.
-    let dry = endbook(&generate_args("27", &path, &["--dry-run"]));
+    let dry = endbook(&generate_args(
+        "27",
+        &path,
+        &["--dry-run", "--memory-limit", "100G"],
+    ));
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(
         text(&dry.stdout).contains("verdict       would stop at once"),
@@ -586,6 +627,23 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     let dry = endbook(&generate_args("9", &path, &["--dry-run"]));
     assert!(text(&dry.stdout).contains("verdict       would start\n"));
     assert!(!path.exists());
+    // A limit below the estimate stops a run the system has room for, and
+    // the override starts it.
+    let out = endbook(&generate_args("9", &path, &["--memory-limit", "10M"]));
+    assert_input_error(
+        &out,
+        "needs about 28.7 MB of memory, more than 90% of the 10.0 MB",
+    );
+    assert!(!path.exists());
+    let out = endbook(&generate_args(
+        "9",
+        &path,
+        &["--memory-limit", "10M", "--ignore-memory-check"],
+    ));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(path.exists());
+    let out = endbook(&generate_args("9", &path, &["--memory-limit", "10X"]));
+    assert_input_error(&out, "unknown unit 'X'");
 }
 
 #[test]

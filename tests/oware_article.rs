@@ -7,9 +7,8 @@
 use endbook::games::oware::{generate, BoardIndex, GenerateOptions, OwareBook};
 use sha2::{Digest, Sha256};
 
-/// SHA-256 of the article program's `endSeeds` array (42,913,634 bytes).
-const ARTICLE_FLAT_9_SHA256: &str =
-    "70d9caa6035222a644b8e1c6894c3cfc996c9f2e14dc59cf6c8bb2f76e397d36";
+mod common;
+use common::{hex, ARTICLE_FLAT_9_SHA256};
 
 #[test]
 fn flat_export_of_nine_seeds_matches_the_article() {
@@ -100,10 +99,6 @@ impl std::io::Write for Hashing {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[test]

@@ -2,9 +2,9 @@
 
 use super::progress::WorkProgress;
 use super::{
-    available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
-    human_seconds, on_pool, print_book_size, print_memory_verdict, print_written, unreadable_book,
-    writable_output, CliError, KernelArg, Resources,
+    check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, on_pool,
+    print_book_size, print_memory_verdict, print_written, unreadable_book, writable_output,
+    CliError, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -165,7 +165,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     });
     let out = writable_output(&out)?;
     let memory = options.table_bytes() + BESIDE_TABLE;
-    let available = available_memory();
+    let available = args.resources.available_memory();
     let what = if args.cube {
         "P(win) and cubeful equities"
     } else {
@@ -304,7 +304,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let plan = Plan::new(&position.x, &position.o);
     check_memory(
         plan.table_bytes(!args.cubeless) + BESIDE_TABLE,
-        available_memory(),
+        args.resources.available_memory(),
         args.resources.ignore_memory_check,
         || {
             format!(

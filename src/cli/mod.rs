@@ -141,6 +141,59 @@ pub struct Resources {
     /// Start even when the memory estimate exceeds the memory available.
     #[arg(long)]
     pub ignore_memory_check: bool,
+    /// Plan for at most SIZE of memory, when less than the system reports
+    /// available (for a run sharing the machine): bytes, or with a suffix
+    /// K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (of 1024), e.g. 8G.
+    /// The memory check and the dry run's verdict use it.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+}
+
+impl Resources {
+    /// The memory a run may plan on: what the system reports available
+    /// (where it does), capped by `--memory-limit`.
+    pub fn available_memory(&self) -> Option<u64> {
+        match (available_memory(), self.memory_limit) {
+            (Some(system), Some(limit)) => Some(system.min(limit)),
+            (system, limit) => system.or(limit),
+        }
+    }
+}
+
+/// A size such as `8G`, `1.5Gi`, `500M` or `123456` (bytes), as
+/// `--memory-limit` takes it.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit = unit.trim();
+    let unit = unit.strip_suffix(['B', 'b']).unwrap_or(unit);
+    let scale: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        "ki" => 1024f64,
+        "mi" => 1024f64.powi(2),
+        "gi" => 1024f64.powi(3),
+        "ti" => 1024f64.powi(4),
+        _ => {
+            return Err(format!(
+                "unknown unit '{unit}' (bytes, or K, M, G, T, Ki, Mi, Gi, Ti)"
+            ))
+        }
+    };
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size such as 8G, 1.5Gi or 500M"))?;
+    let bytes = number * scale;
+    if !(1.0..=u64::MAX as f64).contains(&bytes) {
+        return Err(format!("'{text}' is not a size of at least one byte"));
+    }
+    Ok(bytes as u64)
 }
 
 /// `--kernel`: `auto`, or a kernel to force. What `auto` means is each
@@ -473,6 +526,19 @@ mod tests {
         assert_eq!(human_seconds(4.26), "4.3 s");
         assert_eq!(human_seconds(73.4), "73 s");
         assert_eq!(human_seconds(1260.0), "21 min");
+    }
+
+    #[test]
+    fn sizes_parse_in_decimal_and_binary_units() {
+        assert_eq!(parse_size("123456"), Ok(123_456));
+        assert_eq!(parse_size("8G"), Ok(8_000_000_000));
+        assert_eq!(parse_size("8 GB"), Ok(8_000_000_000));
+        assert_eq!(parse_size("1.5Gi"), Ok(1_610_612_736));
+        assert_eq!(parse_size("500m"), Ok(500_000_000));
+        assert_eq!(parse_size("2KiB"), Ok(2048));
+        for bad in ["", "G", "8X", "0", "-1G", "1.2.3M", "0.1"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

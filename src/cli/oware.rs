@@ -2,9 +2,9 @@
 
 use super::progress::LevelProgress;
 use super::{
-    available_memory, check_memory, configure_threads, counted, grouped, human_bytes,
-    human_seconds, print_book_size, print_memory_verdict, print_written, same_file,
-    unreadable_book, writable_output, CliError, KernelArg, Resources,
+    check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, print_book_size,
+    print_memory_verdict, print_written, same_file, unreadable_book, writable_output, CliError,
+    KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -408,7 +408,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     }
     let expected = Estimate::new(args.max_seeds, states, sweep.mode(), args.turn_limit);
     let estimate = expected.memory;
-    let available = available_memory();
+    let available = args.resources.available_memory();
     // The book is written level by level under the checkpoint's name, a
     // complete book of the levels so far after each one, and renamed to
     // `out` when the last is in. The checkpoint of an interrupted run is

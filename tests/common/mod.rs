@@ -4,6 +4,19 @@ mod rng;
 #[allow(unused_imports)] // not every test crate draws random data
 pub use rng::Rng;
 
+/// SHA-256 of the `endSeeds` array that the program in
+/// `000-oware-endgame-books.md` writes (9 seeds, 146 layers, 42,913,634
+/// bytes).
+#[allow(dead_code)] // for the tests that check against the article
+pub const ARTICLE_FLAT_9_SHA256: &str =
+    "70d9caa6035222a644b8e1c6894c3cfc996c9f2e14dc59cf6c8bb2f76e397d36";
+
+/// Lower-case hexadecimal.
+#[allow(dead_code)]
+pub fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Runs the `endbook` binary with `args`.
 #[allow(dead_code)] // not every test crate runs the binary
 pub fn endbook(args: &[&str]) -> std::process::Output {
