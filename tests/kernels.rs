@@ -156,25 +156,42 @@ fn kernels_match_scalar_on_extreme_values() {
     }
 }
 
+/// Every kernel forced, in every sweep mode, level by level and (but for
+/// run sweeps, which solve one level at a time) all levels at once: the
+/// book of scalar run sweeps.
 #[test]
 fn forced_kernels_generate_identical_books() {
-    for mode in [SweepMode::Hybrid, SweepMode::Runs] {
-        let book = |choice| {
-            let options = GenerateOptions {
-                kernel: choice,
-                mode,
-                ..GenerateOptions::new(9)
-            };
-            OwareBook::to_bytes(&generate(options, |_| {}))
+    let book = |choice, mode, level_by_level| {
+        let options = GenerateOptions {
+            kernel: choice,
+            mode,
+            level_by_level,
+            ..GenerateOptions::new(9)
         };
-        let scalar = book(KernelChoice::Fixed(Kernel::scalar()));
-        for kernel in kernels_under_test() {
+        OwareBook::to_bytes(&generate(options, |_| {}))
+    };
+    let scalar = KernelChoice::Fixed(Kernel::scalar());
+    let expected = book(scalar, SweepMode::Runs, true);
+    let modes = [
+        (SweepMode::Runs, true),
+        (SweepMode::Dense, true),
+        (SweepMode::Dense, false),
+        (SweepMode::Frontier, true),
+        (SweepMode::Frontier, false),
+        (SweepMode::Hybrid, true),
+        (SweepMode::Hybrid, false),
+    ];
+    let kernels = kernels_under_test();
+    for (mode, level_by_level) in modes {
+        let choices = [scalar, KernelChoice::Auto]
+            .into_iter()
+            .chain(kernels.iter().map(|&kernel| KernelChoice::Fixed(kernel)));
+        for choice in choices {
             assert!(
-                book(KernelChoice::Fixed(kernel)) == scalar,
-                "{kernel} book differs ({mode} sweeps)"
+                book(choice, mode, level_by_level) == expected,
+                "{choice:?} book differs ({mode} sweeps, level by level {level_by_level})"
             );
         }
-        assert!(book(KernelChoice::Auto) == scalar, "auto book differs");
     }
 }
 

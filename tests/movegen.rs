@@ -85,21 +85,29 @@ fn movegens_refuse_boards_beyond_the_packed_range() {
 }
 
 /// With a child cache (hybrid sweeps: run sweeps build none and use no
-/// move generator), each generator gives the same book.
+/// move generator; every cache sweep reads the same cache), each generator
+/// gives the same book, its caches built level by level or for all levels
+/// at once.
 #[test]
 fn forced_movegens_generate_identical_books() {
-    let book = |movegen| {
-        let options = GenerateOptions {
-            movegen,
-            mode: SweepMode::Hybrid,
-            ..GenerateOptions::new(9)
+    for level_by_level in [true, false] {
+        let book = |movegen| {
+            let options = GenerateOptions {
+                movegen,
+                mode: SweepMode::Hybrid,
+                level_by_level,
+                ..GenerateOptions::new(9)
+            };
+            let generated = generate(options, |_| {});
+            assert!(generated.cache_bytes > 0, "a child cache was built");
+            OwareBook::to_bytes(&generated)
         };
-        let generated = generate(options, |_| {});
-        assert!(generated.cache_bytes > 0, "a child cache was built");
-        OwareBook::to_bytes(&generated)
-    };
-    let scalar = book(MoveGen::scalar());
-    for movegen in movegens() {
-        assert!(book(movegen) == scalar, "{movegen} book differs");
+        let scalar = book(MoveGen::scalar());
+        for movegen in movegens() {
+            assert!(
+                book(movegen) == scalar,
+                "{movegen} book differs (level by level {level_by_level})"
+            );
+        }
     }
 }
