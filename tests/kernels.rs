@@ -200,8 +200,17 @@ fn forced_kernels_generate_identical_books() {
 /// cutting the row into runs of random lengths read from random places of
 /// up to 20 child rows, with extreme values and captures. Also returns each
 /// list's runs as made (the [`RunLists`] store short ones column by column).
-fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>, Vec<Vec<Run>>) {
-    let mirror: Vec<i8> = (0..5200).map(|_| rng.value()).collect();
+/// With `extreme` `(value, capture)`, every mirror value and capture is
+/// that one, and rows without moves alternate `-VALUE_BOUND` and
+/// `VALUE_BOUND`.
+fn random_program(
+    rng: &mut Rng,
+    rows: usize,
+    extreme: Option<(i8, u8)>,
+) -> (RunLists, RowProgram, Vec<i8>, Vec<Vec<Run>>) {
+    let mirror: Vec<i8> = (0..5200)
+        .map(|_| extreme.map_or_else(|| rng.value(), |(value, _)| value))
+        .collect();
     let mut lists = RunLists::default();
     let mut made = Vec::new();
     let mut program = RowProgram::default();
@@ -209,7 +218,11 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>,
     program.row_moves.push(0);
     for _ in 0..rows {
         let len = rng.below(201) as u32;
-        program.no_move.push(rng.value());
+        program.no_move.push(match extreme {
+            Some(_) if program.no_move.len() % 2 == 0 => -VALUE_BOUND as i8,
+            Some(_) => VALUE_BOUND as i8,
+            None => rng.value(),
+        });
         for _ in 0..rng.below(7) {
             // Up to 4 child rows, or up to 20 (the AVX2 gathers pick
             // starts for 8 slots, for 16 with a blend, beyond it none).
@@ -241,7 +254,10 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>,
                     src,
                     dst,
                     len: run_len,
-                    capture: rng.below(VALUE_BOUND as u64 + 1) as u8,
+                    capture: extreme.map_or_else(
+                        || rng.below(VALUE_BOUND as u64 + 1) as u8,
+                        |(_, capture)| capture,
+                    ),
                     slot,
                 });
                 src += run_len;
@@ -259,12 +275,24 @@ fn random_program(rng: &mut Rng, rows: usize) -> (RunLists, RowProgram, Vec<i8>,
     (lists, program, mirror, made)
 }
 
+/// The extremes of a row sweep: every child worth `-VALUE_BOUND` under the
+/// largest capture (the largest score, `2 * VALUE_BOUND`), or `VALUE_BOUND`
+/// under none (the smallest), and the two mixed.
+const EXTREMES: [(i8, u8); 4] = [
+    (-(VALUE_BOUND as i8), VALUE_BOUND as u8),
+    (VALUE_BOUND as i8, 0),
+    (-(VALUE_BOUND as i8), 0),
+    (VALUE_BOUND as i8, VALUE_BOUND as u8),
+];
+
+/// Random programs (40 rounds), then the [`EXTREMES`] (two rounds each).
 #[test]
 fn row_kernels_match_scalar_on_random_programs() {
     let mut rng = Rng(0x2f0f_1e55);
-    for round in 0..40 {
+    for round in 0..48usize {
         let rows = 1 + rng.below(60) as usize;
-        let (lists, program, mirror, made) = random_program(&mut rng, rows);
+        let extreme = round.checked_sub(40).map(|i| EXTREMES[i % EXTREMES.len()]);
+        let (lists, program, mirror, made) = random_program(&mut rng, rows, extreme);
         let positions = *program.row_starts.last().unwrap() as usize;
         let previous: Vec<i8> = (0..positions)
             .map(|i| if i % 3 == 0 { 0 } else { rng.value() })
