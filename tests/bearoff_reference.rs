@@ -12,8 +12,9 @@ use common::Rng;
 use endbook::games::bearoff::{
     generate, Evaluation, GenerateOptions, Lookup, Plan, Side, Table, Universe, POINTS,
 };
-use endbook::kernels::Kernel;
+use endbook::kernels::{Kernel, KernelKind};
 use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
 
 /// Checker points, highest first; empty when every checker is off.
 type Checkers = Vec<u8>;
@@ -217,7 +218,7 @@ fn every_pair_up_to_four_checkers_matches_the_reference() {
         pairs.len()
     );
     assert!(cubeless_error < 1e-9, "cubeless {cubeless_error:e}");
-    assert!(cubeful_error < 1e-9, "cubeful {cubeful_error:e}");
+    assert!(cubeful_error < 1e-12, "cubeful {cubeful_error:e}");
 }
 
 #[test]
@@ -240,7 +241,7 @@ fn random_pairs_at_six_checkers_match_the_reference() {
         reference.memo.len()
     );
     assert!(cubeless_error < 1e-9, "cubeless {cubeless_error:e}");
-    assert!(cubeful_error < 1e-9, "cubeful {cubeful_error:e}");
+    assert!(cubeful_error < 1e-12, "cubeful {cubeful_error:e}");
 }
 
 #[test]
@@ -293,8 +294,20 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
     assert!(evaluation.entry(&o, &after).is_ok());
 }
 
+/// Every kernel this CPU supports against the first (scalar); those it
+/// lacks are named on the stderr handle itself, which the test harness
+/// does not capture.
 #[test]
 fn every_kernel_computes_identical_tables() {
+    for kind in KernelKind::ALL {
+        if !kind.is_supported() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "kernel {kind} skipped: this CPU does not support it"
+            );
+        }
+    }
+    assert_eq!(Kernel::available().next(), Some(Kernel::scalar()));
     let tables = |cube: bool| -> Vec<Table> {
         Kernel::available()
             .map(|kernel| {
