@@ -39,11 +39,15 @@ fn sixteen_bit_codes_are_within_the_stated_precision() {
     }
 }
 
+/// Every side with at most `max` checkers: C(max + 6, 6) of them.
 fn sides(max: usize) -> Vec<Side> {
     let universe = Universe::full_layout(max);
-    (0..universe.slots())
+    let sides: Vec<Side> = (0..universe.slots())
         .filter_map(|s| universe.side(s))
-        .collect()
+        .collect();
+    let expected = (1..=6).fold(1, |c, k| c * (max + k) / k);
+    assert_eq!(sides.len(), expected, "sides of up to {max} checkers");
+    sides
 }
 
 #[test]
@@ -71,6 +75,7 @@ fn books_hold_every_pair_within_the_stated_precision() {
                         worst_equity = worst_equity.max((a - b).abs());
                     }
                 } else {
+                    assert!(!cube, "a cubeful book without equities");
                     assert!(exact.cube.is_none() && stored.cube.is_none());
                 }
             }
