@@ -692,6 +692,25 @@ fn resealed_headers_with_bad_levels_are_corrupt() {
             &format!("level {i} a layer long"),
         );
     }
+    // A value outside -n..=n in level n, sizes and checksums sound: refused
+    // naming it; the bound itself is sound.
+    for i in 1..levels {
+        let bound = i as i8;
+        for (value, sound) in [(bound + 1, false), (-bound - 1, false), (-bound, true)] {
+            let mut out_of_range = sections.clone();
+            let at = out_of_range[i].1.len() / 2;
+            out_of_range[i].1[at] = value as u8;
+            let bytes = rebuilt(&params, &out_of_range);
+            if sound {
+                assert!(from_memory(bytes).is_ok(), "level {i}: value {value}");
+            } else {
+                corrupt(&bytes, &format!("level {i}: value {value}"));
+                let error = from_memory(bytes).err().unwrap().to_string();
+                let expected = format!("value {value} is outside -{bound}..={bound}");
+                assert!(error.contains(&expected), "{error}");
+            }
+        }
+    }
     // A level that says one layer more and holds it is sound.
     let last = levels - 1;
     let mut longer = sections.clone();
