@@ -270,7 +270,8 @@ fn transpose(c: &mut Criterion, index: &BoardIndex, layer: &[i8]) {
         b.iter(|| rows.transpose(black_box(values), &mut mirror))
     });
     // A level far beyond the caches, on huge pages as the sweeps' layers:
-    // the 16-seed one, random values. Mirroring twice gives them back.
+    // the 16-seed one, random values. Every 997th board lands at its flip,
+    // and mirroring twice gives them all back.
     const LARGE: u32 = 16;
     let rows = LevelRows::new(LARGE);
     let mut values = zeroed_layer(rows.states());
@@ -278,6 +279,12 @@ fn transpose(c: &mut Criterion, index: &BoardIndex, layer: &[i8]) {
     let mut mirror = zeroed_layer(values.len());
     let mut back = zeroed_layer(values.len());
     rows.transpose(&values, &mut mirror);
+    let large = BoardIndex::new(LARGE);
+    let first = large.level_starts()[LARGE as usize];
+    for ((board, _), value) in large.boards_from(first).zip(values.iter()).step_by(997) {
+        let flipped = large.index(&board.flipped()) - first;
+        assert_eq!(mirror[flipped], *value, "transpose misplaced {board}");
+    }
     rows.transpose(&mirror, &mut back);
     assert!(
         back == values,
