@@ -835,6 +835,100 @@ fn resume_refuses_a_damaged_checkpoint() {
     assert!(out.exists() && !checkpoint.exists());
 }
 
+/// Every way the command line can be told to generate gives the default
+/// run's book: each sweep mode, kernel and move generator this CPU has,
+/// threads 1 and 2, levels one at a time or all at once.
+#[test]
+fn every_generation_option_writes_the_default_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let default = dir.path().join("default.book");
+    let out = endbook(&generate_args("7", &default, &[]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expected = std::fs::read(&default).unwrap();
+    let mut kernels = vec!["auto", "scalar", "portable"];
+    if endbook::kernels::KernelKind::Avx2.is_supported() {
+        kernels.push("avx2");
+    }
+    let mut movegens = vec!["auto", "scalar"];
+    if endbook::games::oware::MoveGenKind::Bmi2.is_supported() {
+        movegens.push("bmi2");
+    }
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for kernel in &kernels {
+        for threads in ["1", "2"] {
+            runs.push(vec!["--kernel", kernel, "--threads", threads]);
+            for sweep in ["dense", "frontier", "hybrid"] {
+                runs.push(vec![
+                    "--kernel",
+                    kernel,
+                    "--threads",
+                    threads,
+                    "--sweep",
+                    sweep,
+                ]);
+            }
+        }
+    }
+    for movegen in &movegens {
+        for sweep in ["dense", "frontier"] {
+            runs.push(vec!["--movegen", movegen, "--sweep", sweep]);
+            runs.push(vec![
+                "--movegen",
+                movegen,
+                "--sweep",
+                sweep,
+                "--all-levels-at-once",
+            ]);
+        }
+    }
+    let path = dir.path().join("variant.book");
+    for extra in runs {
+        let out = endbook(&generate_args("7", &path, &extra));
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        assert!(
+            std::fs::read(&path).unwrap() == expected,
+            "{extra:?} wrote another book"
+        );
+    }
+}
+
+/// `--extend` names what is wrong with the book it is given, before any work.
+#[test]
+fn extend_refuses_a_missing_foreign_or_corrupt_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("8.book");
+    let missing = dir.path().join("missing.book");
+    let run = endbook(&generate_args(
+        "8",
+        &out,
+        &["--extend", missing.to_str().unwrap()],
+    ));
+    assert_input_error(&run, "missing.book");
+    let foreign = dir.path().join("foreign.book");
+    std::fs::write(&foreign, b"not a book at all, just some text\n").unwrap();
+    let run = endbook(&generate_args(
+        "8",
+        &out,
+        &["--extend", foreign.to_str().unwrap()],
+    ));
+    assert_input_error(&run, "foreign.book");
+    let small = dir.path().join("5.book");
+    assert!(endbook(&generate_args("5", &small, &[])).status.success());
+    let mut bytes = std::fs::read(&small).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    let corrupt = dir.path().join("corrupt.book");
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let run = endbook(&generate_args(
+        "8",
+        &out,
+        &["--extend", corrupt.to_str().unwrap()],
+    ));
+    assert_input_error(&run, "corrupt.book");
+    assert!(!out.exists());
+    assert!(!dir.path().join("8.book.checkpoint").exists());
+}
+
 /// A run without --resume never writes over the checkpoint of an earlier,
 /// interrupted one (its finished levels may have taken hours).
 #[test]
