@@ -1108,6 +1108,56 @@ fn resume_cuts_off_a_half_appended_level_and_refuses_a_damaged_one() {
 /// malformed record under good checksums is reported by the probe that
 /// reads it (exit code 2), while other boards are still answered; commands
 /// that read the whole book refuse it on opening.
+/// `probe --batch` on a book in each encoding (the compact ones opened for
+/// lookups, the layers one whole) answers every board of up to 4 seeds
+/// as the library's generation does, at turns 1, 7 and 200.
+#[test]
+fn probe_answers_from_every_encoding() {
+    use endbook::games::oware::{generate, BoardIndex, Encoding, GenerateOptions, OwareBook};
+    let dir = tempfile::tempdir().unwrap();
+    let generated = generate(GenerateOptions::new(4), |_| {});
+    let index = BoardIndex::new(4);
+    let mut queries = String::new();
+    let mut expected = String::new();
+    for (global, (board, _)) in (1..).zip(index.boards_from(1)) {
+        for turns in [1, 7, 200] {
+            let houses: Vec<String> = board.houses().iter().map(u8::to_string).collect();
+            queries += &format!("{turns} {}\n", houses.join(" "));
+            expected += &format!("{}\n", generated.solution.value(global, turns));
+        }
+    }
+    assert_eq!(
+        expected.lines().count(),
+        3 * 1819,
+        "every board of 1 to 4 seeds"
+    );
+    for encoding in [Encoding::Changes, Encoding::ChangesV1, Encoding::Layers] {
+        let path = dir.path().join(format!("{}.book", encoding.name()));
+        OwareBook::write_with(&path, &generated, encoding).unwrap();
+        let out = endbook_with_stdin(
+            &[
+                "oware",
+                "probe",
+                "--book",
+                path.to_str().unwrap(),
+                "--batch",
+            ],
+            &queries,
+        );
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            encoding.name(),
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stdout) == expected,
+            "{} answers differently",
+            encoding.name()
+        );
+    }
+}
+
 #[test]
 fn probe_checks_the_records_it_reads() {
     use endbook::games::oware::{generate, GenerateOptions, OwareBook};
