@@ -929,6 +929,38 @@ fn extend_refuses_a_missing_foreign_or_corrupt_book() {
     assert!(!dir.path().join("8.book.checkpoint").exists());
 }
 
+/// A checkpoint with no finished level (a run killed before its first) is
+/// no reason to stop: the next run starts afresh. One another run holds
+/// locked is being written: refused, and left alone.
+#[test]
+fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("6.book");
+    let checkpoint = dir.path().join("6.book.checkpoint");
+    std::fs::write(&checkpoint, b"").unwrap();
+    let run = endbook(&generate_args("6", &out, &[]));
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("holds no finished level"));
+    assert!(out.exists() && !checkpoint.exists());
+
+    let busy = std::fs::File::create(&checkpoint).unwrap();
+    busy.lock().unwrap();
+    for extra in [&[][..], &["--resume"], &["--dry-run"]] {
+        let run = endbook(&generate_args("6", &out, extra));
+        if extra == ["--dry-run"] {
+            assert!(
+                text(&run.stdout).contains("would stop at once: another run is writing"),
+                "{}",
+                text(&run.stdout)
+            );
+        } else {
+            assert_input_error(&run, "another run is writing");
+        }
+    }
+    assert_eq!(std::fs::metadata(&checkpoint).unwrap().len(), 0);
+    drop(busy);
+}
+
 /// A run without --resume never writes over the checkpoint of an earlier,
 /// interrupted one (its finished levels may have taken hours).
 #[test]

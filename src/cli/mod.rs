@@ -60,6 +60,7 @@ impl fmt::Display for CliError {
 
 pub fn main() -> ExitCode {
     quiet_broken_pipes();
+    report_failed_prints();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
@@ -131,6 +132,29 @@ fn quiet_broken_pipes() {
 #[cfg(not(target_os = "linux"))]
 fn quiet_broken_pipes() {}
 
+/// Output that cannot be written (a full disk, `>/dev/full`) makes
+/// `println!` panic: such a panic ends the process with one line on stderr
+/// (where that can still be written) and exit code 1, as other failures of
+/// the work do, instead of a panic message and code 101. Other panics keep
+/// the default report.
+fn report_failed_prints() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to std") {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "endbook: {message}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
+}
+
 /// Options every long-running command shares: its threads and its memory check.
 #[derive(Args)]
 pub struct Resources {
@@ -190,8 +214,11 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is not a size such as 8G, 1.5Gi or 500M"))?;
     let bytes = number * scale;
-    if !(1.0..=u64::MAX as f64).contains(&bytes) {
+    if bytes < 1.0 {
         return Err(format!("'{text}' is not a size of at least one byte"));
+    }
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("'{text}' is larger than any memory (2^64 bytes)"));
     }
     Ok(bytes as u64)
 }
@@ -222,10 +249,21 @@ impl KernelArg {
 }
 
 /// Sets the number of worker threads (all cores when `None`).
+/// `--threads` may ask for this many threads per core at most (each
+/// command may start more of its own, as an Oware generation's encoder).
+const MAX_THREADS_PER_CORE: usize = 8;
+
 fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
     if let Some(threads) = threads {
         if threads == 0 {
             return Err(CliError::Input("--threads must be at least 1".into()));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let most = MAX_THREADS_PER_CORE * cores.max(2);
+        if threads > most {
+            return Err(CliError::Input(format!(
+                "--threads {threads}: at most {most} on this machine ({cores} cores; more threads than {MAX_THREADS_PER_CORE} a core only slow a run down)"
+            )));
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -241,8 +279,8 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
 /// named pipe, a device: the output is written under a temporary name and
 /// renamed into place, which would replace it). Returns the path to write:
 /// `path`, or the file a symbolic link there points to, so that the link
-/// stays and its target gets the output. (Whether the folder may be
-/// written is found when it is.)
+/// stays and its target gets the output. A file is created and removed in
+/// its folder, to find one that cannot be written.
 fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {
@@ -293,7 +331,36 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
             path.display(),
             folder.display()
         ))),
-        None => Ok(path.to_path_buf()),
+        None => {
+            check_folder_writable(path)?;
+            Ok(path.to_path_buf())
+        }
+    }
+}
+
+/// Creates and removes a file beside `path`: a folder this user may not
+/// write, or a file system that takes no files (`/proc`), is found before
+/// any work, and named.
+fn check_folder_writable(path: &Path) -> Result<(), CliError> {
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let probe = folder.join(format!(".endbook-write-check-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(error) => Err(CliError::Input(format!(
+            "cannot write {}: no file can be created in {} ({error})",
+            path.display(),
+            folder.display()
+        ))),
     }
 }
 
@@ -536,7 +603,7 @@ mod tests {
         assert_eq!(parse_size("1.5Gi"), Ok(1_610_612_736));
         assert_eq!(parse_size("500m"), Ok(500_000_000));
         assert_eq!(parse_size("2KiB"), Ok(2048));
-        for bad in ["", "G", "8X", "0", "-1G", "1.2.3M", "0.1"] {
+        for bad in ["", "G", "8X", "0", "-1G", "1.2.3M", "0.1", "20000000T"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
     }

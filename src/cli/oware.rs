@@ -7,7 +7,7 @@ use super::{
     KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
-use endbook::book::{temporary_path, BookError};
+use endbook::book::{temporary_path, BookError, MAGIC};
 use endbook::engine::{SweepMode, MIN_TRIAL_STATES};
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
@@ -414,12 +414,18 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // `out` when the last is in. The checkpoint of an interrupted run is
     // never written over: why this run would stop, if it would.
     let checkpoint = checkpoint_path(&out);
-    let kept_checkpoint = (checkpoint.exists() && !args.resume).then(|| {
-        format!(
+    let existing = checkpoint_state(&checkpoint)?;
+    let kept_checkpoint = match existing {
+        CheckpointState::Levels if !args.resume => Some(format!(
             "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
             checkpoint.display()
-        )
-    });
+        )),
+        CheckpointState::Busy => Some(format!(
+            "another run is writing {}: wait for it to end, or give another --out",
+            checkpoint.display()
+        )),
+        _ => None,
+    };
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
@@ -470,6 +476,18 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     };
     if let Some(why) = kept_checkpoint {
         return Err(CliError::Input(why));
+    }
+    // Held to the end: no other run writes this checkpoint meanwhile (one
+    // made below is locked once made).
+    let mut locks = Vec::new();
+    if existing != CheckpointState::Missing {
+        locks.push(lock_checkpoint(&checkpoint)?);
+    }
+    if existing == CheckpointState::Empty && !args.resume {
+        eprintln!(
+            "{} holds no finished level (an interrupted run's): starting from scratch",
+            checkpoint.display()
+        );
     }
     let encoding = Encoding::for_turn_limit(options.turn_limit);
     let mut reopened = None;
@@ -535,8 +553,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     // renamed over it once committed: a crash meanwhile
                     // leaves the old checkpoint. (The old file stays mapped
                     // until dropped; a rename leaves its bytes alone.)
-                    let mut writer = BookWriter::create(&temporary_path(&checkpoint), encoding)
-                        .map_err(book_failure)?;
+                    let new_checkpoint = temporary_path(&checkpoint);
+                    let mut writer =
+                        BookWriter::create(&new_checkpoint, encoding).map_err(book_failure)?;
+                    // Locked under its temporary name, the lock going with it.
+                    locks.push(lock_checkpoint(&new_checkpoint)?);
                     for seeds in 0..=book.max_seeds() {
                         let level = seeds as usize;
                         match book.encoding() == encoding {
@@ -554,10 +575,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 }
             }
         }
-        None => (
-            Generated::empty(options),
-            BookWriter::create(&checkpoint, encoding).map_err(book_failure)?,
-        ),
+        None => {
+            // Made afresh, or cut to nothing in place (its lock held).
+            let writer = BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
+            if locks.is_empty() {
+                locks.push(lock_checkpoint(&checkpoint)?);
+            }
+            (Generated::empty(options), writer)
+        }
     };
     let taken_over = writer.levels();
 
@@ -1084,4 +1109,67 @@ fn print_exported(to: &str, book: &OwareBook, layers: u32) {
         grouped(book.flat_len(1)),
         book.max_seeds()
     );
+}
+
+/// What is at a run's checkpoint path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckpointState {
+    /// Nothing.
+    Missing,
+    /// A file with no committed level (a run interrupted before its
+    /// first): nothing to keep.
+    Empty,
+    /// A book of the levels an earlier run finished.
+    Levels,
+    /// A file another run holds locked: it is being written.
+    Busy,
+}
+
+/// Whether a checkpoint is at `path`, with finished levels, or being
+/// written by another run.
+fn checkpoint_state(path: &Path) -> Result<CheckpointState, CliError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
+        Err(e) => {
+            return Err(CliError::Input(format!(
+                "{}: {e}: the checkpoint cannot be read",
+                path.display()
+            )))
+        }
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(CheckpointState::Busy),
+        // A file system without locks: nothing to learn from it.
+        Err(std::fs::TryLockError::Error(_)) => {}
+    }
+    let mut magic = [0u8; 8];
+    let committed = io::Read::read_exact(&mut file, &mut magic).is_ok() && magic == MAGIC;
+    Ok(if committed {
+        CheckpointState::Levels
+    } else {
+        CheckpointState::Empty
+    })
+}
+
+/// Opens (creating it if need be, its bytes left alone) and locks the
+/// checkpoint at `path` for this run; the lock holds while the file lives,
+/// across the rename to the output path.
+fn lock_checkpoint(path: &Path) -> Result<File, CliError> {
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| CliError::Failure(format!("{}: {e}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(CliError::Input(format!(
+            "another run is writing {}: wait for it to end, or give another --out",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(_)) => Ok(file),
+    }
 }
