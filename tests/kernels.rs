@@ -219,8 +219,8 @@ fn random_program(
     for _ in 0..rows {
         let len = rng.below(201) as u32;
         program.no_move.push(match extreme {
-            Some(_) if program.no_move.len() % 2 == 0 => -VALUE_BOUND as i8,
-            Some(_) => VALUE_BOUND as i8,
+            Some(_) if program.no_move.len() % 2 == 0 => -VALUE_BOUND,
+            Some(_) => VALUE_BOUND,
             None => rng.value(),
         });
         for _ in 0..rng.below(7) {
@@ -279,10 +279,10 @@ fn random_program(
 /// largest capture (the largest score, `2 * VALUE_BOUND`), or `VALUE_BOUND`
 /// under none (the smallest), and the two mixed.
 const EXTREMES: [(i8, u8); 4] = [
-    (-(VALUE_BOUND as i8), VALUE_BOUND as u8),
-    (VALUE_BOUND as i8, 0),
-    (-(VALUE_BOUND as i8), 0),
-    (VALUE_BOUND as i8, VALUE_BOUND as u8),
+    (-VALUE_BOUND, VALUE_BOUND as u8),
+    (VALUE_BOUND, 0),
+    (-VALUE_BOUND, 0),
+    (VALUE_BOUND, VALUE_BOUND as u8),
 ];
 
 /// Random programs (40 rounds), then the [`EXTREMES`] (two rounds each).
