@@ -3,8 +3,8 @@
 use super::progress::WorkProgress;
 use super::{
     check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, on_pool,
-    print_book_size, print_memory_verdict, print_written, unreadable_book, writable_output,
-    CliError, KernelArg, Resources,
+    print_book_size, print_verdict, print_written, unreadable_book, writable_output, CliError,
+    DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -54,6 +54,8 @@ pub struct GenerateArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     resources: Resources,
+    #[command(flatten)]
+    disk: DiskCheck,
     /// Kernel: `auto` takes avx2 where the CPU has it, else portable; `scalar`
     /// is the plain-loop oracle. All give identical books.
     #[arg(long, value_enum, default_value = "auto")]
@@ -199,7 +201,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "time          about {} on {threads} threads",
             human_seconds(seconds)
         );
-        print_memory_verdict(memory, available, args.resources.ignore_memory_check);
+        print_verdict(
+            memory,
+            available,
+            args.resources.ignore_memory_check,
+            args.disk.shortfall(options.book_bytes(), 0, &out),
+        );
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return Ok(());
     }
@@ -209,6 +216,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         args.resources.ignore_memory_check,
         || format!("{} checkers per side ({what})", args.checkers),
     )?;
+    args.disk.check(options.book_bytes(), 0, &out)?;
     eprintln!(
         "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
         grouped(Universe::full_layout(args.checkers).positions() as u64),

@@ -500,6 +500,62 @@ fn check_memory(
     }
 }
 
+/// `--ignore-disk-check`, for the commands that write a book.
+#[derive(Args)]
+pub struct DiskCheck {
+    /// Start even when the book expected is larger than the free space on
+    /// the disk of --out.
+    #[arg(long)]
+    pub ignore_disk_check: bool,
+}
+
+impl DiskCheck {
+    /// Why a book of about `book` bytes, `kept` of them already on the
+    /// disk (a checkpoint resumed), must not be started at `out`, if it
+    /// must not: the system tells the free space, it is less, and the
+    /// check is not overridden.
+    fn shortfall(&self, book: u64, kept: u64, out: &Path) -> Option<String> {
+        disk_shortfall(book, kept, free_disk(out), self.ignore_disk_check, out)
+    }
+
+    /// Refuses a run whose book would not fit (see [`DiskCheck::shortfall`]).
+    fn check(&self, book: u64, kept: u64, out: &Path) -> Result<(), CliError> {
+        self.shortfall(book, kept, out)
+            .map_or(Ok(()), |why| Err(CliError::Input(why)))
+    }
+}
+
+/// [`DiskCheck::shortfall`] with `free` bytes free (where the system tells).
+fn disk_shortfall(
+    book: u64,
+    kept: u64,
+    free: Option<u64>,
+    ignore: bool,
+    out: &Path,
+) -> Option<String> {
+    let needed = book.saturating_sub(kept);
+    let free = free?;
+    (needed > free && !ignore).then(|| {
+        format!(
+            "the book needs about {}{} on the disk of {}, which has {} free (--ignore-disk-check to try anyway)",
+            human_bytes(needed),
+            if kept > 0 { " more" } else { "" },
+            out.display(),
+            human_bytes(free)
+        )
+    })
+}
+
+/// A dry run's line on whether the run itself would start: the memory
+/// check, then the disk's (`disk`, the reason it would stop, if it would).
+fn print_verdict(needed: u64, available: Option<u64>, ignore: bool, disk: Option<String>) {
+    let memory_stops = !ignore && memory_shortfall(needed, available, String::new).is_some();
+    match disk {
+        Some(why) if !memory_stops => println!("verdict       would stop at once: {why}"),
+        _ => print_memory_verdict(needed, available, ignore),
+    }
+}
+
 /// A dry run's line on whether the run itself would start.
 fn print_memory_verdict(needed: u64, available: Option<u64>, ignore: bool) {
     match memory_shortfall(needed, available, String::new) {
@@ -606,6 +662,28 @@ mod tests {
         for bad in ["", "G", "8X", "0", "-1G", "1.2.3M", "0.1", "20000000T"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn books_larger_than_the_free_disk_are_refused_unless_told() {
+        let out = Path::new("x.book");
+        let refused = disk_shortfall(77_000, 0, Some(65_536), false, out).unwrap();
+        assert!(
+            refused.starts_with(
+                "the book needs about 77.0 KB on the disk of x.book, which has 65.5 KB free"
+            ),
+            "{refused}"
+        );
+        assert_eq!(disk_shortfall(77_000, 0, Some(65_536), true, out), None);
+        assert_eq!(disk_shortfall(77_000, 0, Some(77_000), false, out), None);
+        assert_eq!(disk_shortfall(77_000, 0, None, false, out), None);
+        // A checkpoint resumed is part of the book already.
+        assert_eq!(
+            disk_shortfall(77_000, 20_000, Some(65_536), false, out),
+            None
+        );
+        let refused = disk_shortfall(77_000, 1_000, Some(65_536), false, out).unwrap();
+        assert!(refused.contains("76.0 KB more"), "{refused}");
     }
 
     #[test]

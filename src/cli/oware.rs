@@ -3,7 +3,7 @@
 use super::progress::LevelProgress;
 use super::{
     check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, print_book_size,
-    print_memory_verdict, print_written, same_file, unreadable_book, writable_output, CliError,
+    print_verdict, print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck,
     KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
@@ -61,6 +61,8 @@ pub struct GenerateArgs {
     turn_limit: u32,
     #[command(flatten)]
     resources: Resources,
+    #[command(flatten)]
+    disk: DiskCheck,
     /// Layer-update kernel. `auto` times every kernel this CPU supports side
     /// by side on each large seed level's first layers (their parts shared
     /// out among the kernels, each timed by its thread's CPU time) and keeps
@@ -426,6 +428,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         )),
         _ => None,
     };
+    // A checkpoint resumed grows into the book: its bytes need no more room.
+    let kept_bytes = match existing {
+        CheckpointState::Levels if args.resume => {
+            std::fs::metadata(&checkpoint).map_or(0, |m| m.len())
+        }
+        _ => 0,
+    };
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
@@ -445,7 +454,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         match &kept_checkpoint {
             Some(why) => println!("verdict       would stop at once: {why}"),
-            None => print_memory_verdict(estimate, available, args.resources.ignore_memory_check),
+            None => print_verdict(
+                estimate,
+                available,
+                args.resources.ignore_memory_check,
+                args.disk.shortfall(expected.book, kept_bytes, &out),
+            ),
         }
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
@@ -463,6 +477,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         args.resources.ignore_memory_check,
         || format!("{} seeds ({} boards)", args.max_seeds, grouped(states)),
     )?;
+    if kept_checkpoint.is_none() {
+        args.disk.check(expected.book, kept_bytes, &out)?;
+    }
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
         turn_limit: args.turn_limit,
