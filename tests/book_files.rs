@@ -365,9 +365,17 @@ fn foreign_magic_version_and_game_are_refused() {
             _ => unreachable!(),
         }
     }
-    for game in [*b"BKGM", *b"owar", [0; 4]] {
+    for (game, shown) in [
+        (*b"BKGM", "'BKGM'"),
+        (*b"owar", "'owar'"),
+        ([0; 4], "'\\x00\\x00\\x00\\x00'"),
+        (*b"O\rAR", "'O\\rAR'"),
+    ] {
         let bytes = tampered(|b| b[GAME_AT..GAME_AT + 4].copy_from_slice(&game));
-        match refused_as(&bytes, "WrongGame", "another game's tag") {
+        let error = refused_as(&bytes, "WrongGame", "another game's tag");
+        // Printed escaped: a damaged tag sends no control bytes to a terminal.
+        assert!(error.to_string().contains(shown), "{error}");
+        match error {
             BookError::WrongGame {
                 expected, found, ..
             } => {

@@ -372,6 +372,13 @@ fn missing_and_foreign_books_exit_2_and_write_nothing() {
         ]),
         "--layers",
     );
+    // `-` is no book: books are mapped, not read from standard input.
+    for args in [
+        &["oware", "info", "--book", "-"][..],
+        &["bearoff", "info", "--book", "-"],
+    ] {
+        assert_input_error(&endbook(args), "-: a book is read from a named file");
+    }
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -94,6 +94,15 @@ pub enum BookError {
 /// Checks that `path` is a plain file before it is opened: opening a named
 /// pipe would wait for a writer, and a folder fails with a misleading error.
 fn regular_file(path: &Path) -> Result<(), BookError> {
+    if path.as_os_str() == "-" {
+        return Err(BookError::Io {
+            path: path.to_owned(),
+            source: io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a book is read from a named file (it is mapped into memory), not from standard input",
+            ),
+        });
+    }
     let metadata = std::fs::metadata(path).map_err(|source| BookError::Io {
         path: path.to_owned(),
         source,
@@ -130,8 +139,8 @@ impl fmt::Display for BookError {
                 f,
                 "{}: a book for game '{}', expected '{}'",
                 path.display(),
-                String::from_utf8_lossy(found),
-                String::from_utf8_lossy(expected)
+                found.escape_ascii(),
+                expected.escape_ascii()
             ),
             BookError::Truncated { path, needed, len } => write!(
                 f,
