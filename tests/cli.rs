@@ -278,6 +278,38 @@ fn argument_errors_are_one_line() {
     for (args, needle) in cases {
         assert_input_error(&endbook(args), needle);
     }
+    // A negative number is named as such, not as an unknown flag; no usage
+    // line (probe's runs over two) is repeated.
+    let negative = "counts, sizes and turns cannot be negative";
+    assert_input_error(
+        &endbook(&["oware", "generate", "--max-seeds", "-1"]),
+        negative,
+    );
+    assert_input_error(&probe("5", "-1 1 0 0 0 0 0 0 0 0 0 0"), negative);
+    let missing_turns = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "0 1 0 0 0 0 0 0 0 0 0 1",
+    ]);
+    assert_input_error(&missing_turns, "--turns");
+    assert!(
+        !text(&missing_turns.stderr).contains("--batch <"),
+        "{}",
+        text(&missing_turns.stderr)
+    );
+    // The board quoted as one argument, or given as twelve.
+    let one = probe("5", "0 1 0 0 0 0 0 0 0 0 0 1");
+    let mut twelve = vec!["oware", "probe", "--book", book_arg(), "--turns", "5"];
+    twelve.extend("0 1 0 0 0 0 0 0 0 0 0 1".split(' '));
+    let twelve = endbook(&twelve);
+    assert!(
+        one.status.success() && twelve.status.success(),
+        "{}",
+        text(&twelve.stderr)
+    );
+    assert_eq!(text(&one.stdout), text(&twelve.stdout));
     let help = endbook(&["oware", "generate", "--help"]);
     assert!(help.status.success() && text(&help.stdout).contains("--max-seeds"));
 }

@@ -96,15 +96,34 @@ fn usage_error(error: clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
+    // A negative number where a count or a size goes reads to clap as an
+    // unknown flag: say what is wrong with it instead.
+    if error.kind() == ErrorKind::UnknownArgument {
+        if let Some(clap::error::ContextValue::String(arg)) =
+            error.get(clap::error::ContextKind::InvalidArg)
+        {
+            let mut chars = arg.chars();
+            if chars.next() == Some('-') && chars.next().is_some_and(|c| c.is_ascii_digit()) {
+                eprintln!(
+                    "endbook: '{arg}': counts, sizes and turns cannot be negative (see --help)"
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     let text = error.render().to_string();
+    // Without the usage lines (a command's may run over several, the
+    // later ones indented) and the pointer to --help.
+    let mut in_usage = false;
     let details: Vec<&str> = text
         .lines()
-        .map(str::trim)
         .filter(|line| {
-            !line.is_empty()
-                && !line.starts_with("Usage:")
-                && !line.starts_with("For more information")
+            let continued = in_usage && line.starts_with(char::is_whitespace);
+            in_usage = line.starts_with("Usage:") || continued;
+            !in_usage
         })
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
         .collect();
     let mut message = String::new();
     for detail in details {

@@ -152,13 +152,16 @@ pub struct ProbeArgs {
     /// Turns left (plies until the turn limit), 1 to the book's limit.
     #[arg(long, value_name = "T", required_unless_present = "batch")]
     turns: Option<u32>,
-    /// The board: 12 counts, houses 0-11, player to move first, e.g. "0 0 0 0 0 1 1 0 0 0 0 0".
+    /// The board: 12 counts, houses 0-11, player to move first, e.g. "0 0 0 0 0 1 1 0 0 0 0 0"
+    /// (quoted as one argument, or as twelve).
     #[arg(
         value_name = "BOARD",
+        num_args = 1..,
+        allow_negative_numbers = true,
         required_unless_present = "batch",
         conflicts_with = "batch"
     )]
-    board: Option<String>,
+    board: Vec<String>,
     /// Read lines "T h0 h1 ... h11" on stdin (spaces or commas between the
     /// numbers), print one value per line. Blank lines and lines starting
     /// with '#' are skipped. Stops with exit code 2 at the first bad line,
@@ -819,10 +822,11 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     if args.batch {
         return run_batch(&book);
     }
-    let (Some(turns), Some(text)) = (args.turns, args.board) else {
+    let Some(turns) = args.turns else {
         unreachable!("clap requires --turns and BOARD without --batch");
     };
-    let board = parse_board(&text).map_err(CliError::Input)?;
+    // One argument "0 3 0 ...", or the counts as arguments of their own.
+    let board = parse_board(&args.board.join(" ")).map_err(CliError::Input)?;
     let analysis = book
         .analyse(&board, turns)
         .map_err(|e| CliError::Input(e.to_string()))?;
