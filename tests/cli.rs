@@ -1000,6 +1000,45 @@ fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
     drop(busy);
 }
 
+/// An export interrupted (SIGINT, as Ctrl-C sends) while it writes its
+/// temporary file removes it and ends as the signal ends a process.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupted_export_leaves_no_partial_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("11.book");
+    assert!(endbook(&generate_args("11", &book, &[])).status.success());
+    let out = dir.path().join("flat.bin");
+    let partial = dir.path().join("flat.bin.partial");
+    // 200 layers of 1,352,077 boards: 270 MB, about a second to write.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(["oware", "export", "--book", book.to_str().unwrap()])
+        .args(["--layers", "200", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the export ended ({status}) before its temporary file was seen");
+        }
+        if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(2), "ended by SIGINT: {status}");
+    assert!(!partial.exists(), "the temporary file is left");
+    assert!(!out.exists());
+}
+
 /// A run without --resume never writes over the checkpoint of an earlier,
 /// interrupted one (its finished levels may have taken hours).
 #[test]

@@ -237,9 +237,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let sides = generated.universe.positions() as u64;
     let reads = generated.universe.total_children() as u64 * generated.universe.slots() as u64;
     let write_start = Instant::now();
+    let interrupted = super::interrupt::Temporary::new(&endbook::book::temporary_path(&out));
     generated
         .write(&out)
         .map_err(|e| CliError::Failure(e.to_string()))?;
+    drop(interrupted);
     let write_time = write_start.elapsed();
     println!(
         "{} sides per player, {} pairs, {what}",

@@ -7,8 +7,22 @@
 //! SIGPIPE, quietly.
 
 mod bearoff;
+#[cfg(target_os = "linux")]
+mod interrupt;
 mod oware;
 mod progress;
+
+/// Elsewhere, signals end a command as they do by default.
+#[cfg(not(target_os = "linux"))]
+mod interrupt {
+    pub fn install() {}
+    pub struct Temporary;
+    impl Temporary {
+        pub fn new(_: &std::path::Path) -> Temporary {
+            Temporary
+        }
+    }
+}
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::book::BookError;
@@ -60,6 +74,7 @@ impl fmt::Display for CliError {
 
 pub fn main() -> ExitCode {
     quiet_broken_pipes();
+    interrupt::install();
     report_failed_prints();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -576,6 +576,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     let new_checkpoint = temporary_path(&checkpoint);
                     let mut writer =
                         BookWriter::create(&new_checkpoint, encoding).map_err(book_failure)?;
+                    // Until renamed over the old checkpoint (which a signal
+                    // leaves as it was).
+                    let _interrupted = super::interrupt::Temporary::new(&new_checkpoint);
                     // Locked under its temporary name, the lock going with it.
                     locks.push(lock_checkpoint(&new_checkpoint)?);
                     for seeds in 0..=book.max_seeds() {
@@ -1090,6 +1093,7 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         CliError::Failure(format!("{}: {e}", out.display()))
     };
     let file = File::create(&temporary).map_err(failed)?;
+    let _interrupted = super::interrupt::Temporary::new(&temporary);
     let mut writer = BufWriter::with_capacity(1 << 20, file);
     book.export_flat(layers, &mut writer).map_err(failed)?;
     writer
