@@ -291,3 +291,36 @@ fn cubeless_lookups_print_no_cube_columns() {
     let stdout = text(&endbook(&cubeful).stdout);
     assert!(stdout.contains("centred"), "{stdout}");
 }
+
+/// Each kernel this CPU has, forced, writes the book `auto` writes, with
+/// and without the cube, on one thread and on two.
+#[test]
+fn forced_kernels_write_the_same_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut kernels = vec!["scalar", "portable"];
+    if endbook::kernels::KernelKind::Avx2.is_supported() {
+        kernels.push("avx2");
+    }
+    for cube in [false, true] {
+        let write = |name: &str, extra: &[&str]| -> Vec<u8> {
+            let path = dir.path().join(format!("{name}-{cube}.book"));
+            let mut args = vec!["bearoff", "generate", "--checkers", "5"];
+            args.extend(["--out", path.to_str().unwrap()]);
+            if cube {
+                args.push("--cube");
+            }
+            args.extend(extra);
+            let out = endbook(&args);
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+            std::fs::read(&path).unwrap()
+        };
+        let expected = write("auto", &[]);
+        for kernel in &kernels {
+            for threads in ["1", "2"] {
+                let name = format!("{kernel}-{threads}");
+                let args = ["--kernel", kernel, "--threads", threads];
+                assert!(write(&name, &args) == expected, "{name}, cube {cube}");
+            }
+        }
+    }
+}

@@ -257,19 +257,23 @@ fn on_demand_evaluation_matches_the_reference_and_the_table() {
     ];
     for (x, o) in cases {
         let (x, o): (Side, Side) = (x.parse().unwrap(), o.parse().unwrap());
-        let evaluation = Evaluation::solve(Plan::new(&x, &o), true, Kernel::scalar(), |_| {});
-        let got = values_of(&evaluation, &x, &o);
         let expected = reference.value(&checkers_of(&x), &checkers_of(&o));
         let from_table = values_of(&table, &x, &o);
-        for k in 0..4 {
-            assert!(
-                (got[k] - expected[k]).abs() < 1e-9,
-                "{x} v {o}: {got:?} {expected:?}"
-            );
-            assert!(
-                (got[k] - from_table[k]).abs() < 1e-12,
-                "{x} v {o}: {got:?} {from_table:?}"
-            );
+        // Every kernel the CPU has (the others are named by
+        // `every_kernel_computes_identical_tables`).
+        for kernel in Kernel::available() {
+            let evaluation = Evaluation::solve(Plan::new(&x, &o), true, kernel, |_| {});
+            let got = values_of(&evaluation, &x, &o);
+            for k in 0..4 {
+                assert!(
+                    (got[k] - expected[k]).abs() < 1e-9,
+                    "{kernel}, {x} v {o}: {got:?} {expected:?}"
+                );
+                assert!(
+                    (got[k] - from_table[k]).abs() < 1e-12,
+                    "{kernel}, {x} v {o}: {got:?} {from_table:?}"
+                );
+            }
         }
     }
 }
