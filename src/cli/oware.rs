@@ -465,7 +465,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             ),
         }
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
-        println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took up to 1.3 times as long;");
+        println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
         if encoding_stores_layers(args.turn_limit) {
             println!(" beyond 255 turns the book stores every layer, built in memory and");
             println!(" written at an assumed 200 MB/s; nothing was generated)");
