@@ -282,11 +282,11 @@ impl KernelArg {
     }
 }
 
-/// Sets the number of worker threads (all cores when `None`).
 /// `--threads` may ask for this many threads per core at most (each
 /// command may start more of its own, as an Oware generation's encoder).
 const MAX_THREADS_PER_CORE: usize = 8;
 
+/// Sets the number of worker threads (all cores when `None`).
 fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
     if let Some(threads) = threads {
         if threads == 0 {
