@@ -53,7 +53,7 @@ fn differing(old: &[i8; BLOCK], new: &[i8; BLOCK]) -> u64 {
     !(equal(0) | equal(1) << 32)
 }
 
-/// [`crate::engine::changes`]' `block_pairs`, sixteen lanes at a time: the
+/// `engine::changes`' `block_pairs`, sixteen lanes at a time: the
 /// pairs first, the bytes after them in `out` overwritten with others.
 #[inline]
 #[target_feature(enable = "avx2,popcnt,lzcnt")]

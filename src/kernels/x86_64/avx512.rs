@@ -65,7 +65,7 @@ fn differing(old: &[i8; BLOCK], new: &[i8; BLOCK]) -> u64 {
     _mm512_cmpneq_epi8_mask(old, new)
 }
 
-/// [`crate::engine::changes`]' `block_pairs`, compressed: all 128 bytes of
+/// `engine::changes`' `block_pairs`, compressed: all 128 bytes of
 /// `out` are written, the pairs first.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
