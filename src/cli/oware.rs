@@ -599,11 +599,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             }
         }
         None => {
-            // Made afresh, or cut to nothing in place (its lock held).
-            let writer = BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
+            // Locked before it is cut to nothing (in place, the lock kept):
+            // a run starting at the same moment finds it locked instead of
+            // cutting this one's.
             if locks.is_empty() {
                 locks.push(lock_checkpoint(&checkpoint)?);
             }
+            let writer = BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
             (Generated::empty(options), writer)
         }
     };
