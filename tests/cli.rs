@@ -254,6 +254,18 @@ fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
     names.sort();
     assert_eq!(names, ["file", "folder"]);
     assert_eq!(std::fs::read_dir(inside("work/folder")).unwrap().count(), 0);
+    // A folder no file can be created in (`/proc`, even for root), found
+    // before any work by every command that writes one.
+    #[cfg(target_os = "linux")]
+    {
+        let out = "/proc/endbook-test.book";
+        let needle = "no file can be created in /proc";
+        assert_input_error(&endbook(&generate_args("4", Path::new(out), &[])), needle);
+        let bearoff = ["bearoff", "generate", "--checkers", "2", "--out", out];
+        assert_input_error(&endbook(&bearoff), needle);
+        let export = ["oware", "export", "--book", book_arg(), "--out", out];
+        assert_input_error(&endbook(&export), needle);
+    }
 }
 
 /// Errors in the arguments themselves (clap's) are one line too, with their
@@ -998,6 +1010,15 @@ fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
     }
     assert_eq!(std::fs::metadata(&checkpoint).unwrap().len(), 0);
     drop(busy);
+
+    // Something other than a file where the checkpoint goes: refused, not
+    // opened (a named pipe would wait for a writer for ever).
+    std::fs::remove_file(&checkpoint).unwrap();
+    std::fs::create_dir(&checkpoint).unwrap();
+    for extra in [&[][..], &["--dry-run"]] {
+        let run = endbook(&generate_args("6", &out, extra));
+        assert_input_error(&run, "is not a regular file");
+    }
 }
 
 /// An export interrupted (SIGINT, as Ctrl-C sends) while it writes its
@@ -1037,6 +1058,35 @@ fn an_interrupted_export_leaves_no_partial_file() {
     assert_eq!(status.signal(), Some(2), "ended by SIGINT: {status}");
     assert!(!partial.exists(), "the temporary file is left");
     assert!(!out.exists());
+
+    // Started ignoring SIGHUP (`nohup`), it goes on ignoring it.
+    let mut child = Command::new("nohup")
+        .arg(env!("CARGO_BIN_EXE_endbook"))
+        .args(["oware", "export", "--book", book.to_str().unwrap()])
+        .args(["--layers", "200", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the export ended ({status}) before its temporary file was seen");
+        }
+        if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let hung_up = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hung_up.success());
+    assert!(
+        child.wait().unwrap().success(),
+        "a nohup export survives SIGHUP"
+    );
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 200 * 1_352_077);
 }
 
 /// A run without --resume never writes over the checkpoint of an earlier,

@@ -2,9 +2,9 @@
 
 use super::progress::WorkProgress;
 use super::{
-    check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, on_pool,
-    print_book_size, print_verdict, print_written, unreadable_book, writable_output, CliError,
-    DiskCheck, KernelArg, Resources,
+    check_folder_writable, check_memory, configure_threads, counted, grouped, human_bytes,
+    human_seconds, on_pool, print_book_size, print_verdict, print_written, unreadable_book,
+    writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -191,7 +191,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(memory),
             available.map_or("unknown".into(), human_bytes)
         );
-        print_book_size(options.book_bytes(), "", &out);
+        print_book_size(options.book_bytes(), 0, "", &out);
         println!(
             "work          {} result reads ({:.1} results per side and opponent)",
             grouped(reads as u64),
@@ -210,6 +210,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return Ok(());
     }
+    check_folder_writable(&out)?;
     check_memory(
         memory,
         available,

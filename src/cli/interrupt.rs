@@ -14,9 +14,18 @@ static TEMPORARY: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut())
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Installs the handlers; called once, first thing in `main`, before any
-/// other thread exists.
+/// other thread exists. A signal the process was started ignoring (`nohup`
+/// ignores SIGHUP, a shell's background jobs SIGINT) stays ignored.
 pub fn install() {
     for signal in SIGNALS {
+        // SAFETY: `current` is a valid, writable sigaction; with a null new
+        // action, sigaction only reads the signal's disposition into it.
+        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) } != 0
+            || current.sa_sigaction == libc::SIG_IGN
+        {
+            continue;
+        }
         // SAFETY: `on_signal` only calls async-signal-safe functions
         // (unlink, signal, raise) and reads an atomic; `signal` itself has
         // no other precondition.

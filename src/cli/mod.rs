@@ -117,8 +117,18 @@ fn usage_error(error: clap::Error) -> ExitCode {
         if let Some(clap::error::ContextValue::String(arg)) =
             error.get(clap::error::ContextKind::InvalidArg)
         {
-            let mut chars = arg.chars();
-            if chars.next() == Some('-') && chars.next().is_some_and(|c| c.is_ascii_digit()) {
+            // clap names the flag-like start (`-1`) of the argument: it is a
+            // negative number if the whole argument reads as numbers (a
+            // board's, a size with its unit), not as `-1.book`.
+            let whole = std::env::args()
+                .find(|a| a.starts_with(arg.as_str()))
+                .unwrap_or_default();
+            let numeric = whole.len() > 1
+                && whole[1..].starts_with(|c: char| c.is_ascii_digit())
+                && whole[1..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || " ,.KMGTkmgtiBb".contains(c));
+            if numeric {
                 eprintln!(
                     "endbook: '{arg}': counts, sizes and turns cannot be negative (see --help)"
                 );
@@ -313,8 +323,8 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
 /// named pipe, a device: the output is written under a temporary name and
 /// renamed into place, which would replace it). Returns the path to write:
 /// `path`, or the file a symbolic link there points to, so that the link
-/// stays and its target gets the output. A file is created and removed in
-/// its folder, to find one that cannot be written.
+/// stays and its target gets the output. (Whether its folder may be
+/// written, [`check_folder_writable`] finds, for a run that will write.)
 fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {
@@ -365,37 +375,51 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
             path.display(),
             folder.display()
         ))),
-        None => {
-            check_folder_writable(path)?;
-            Ok(path.to_path_buf())
-        }
+        None => Ok(path.to_path_buf()),
     }
 }
 
 /// Creates and removes a file beside `path`: a folder this user may not
 /// write, or a file system that takes no files (`/proc`), is found before
 /// any work, and named.
-fn check_folder_writable(path: &Path) -> Result<(), CliError> {
+pub(crate) fn check_folder_writable(path: &Path) -> Result<(), CliError> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
     };
-    let probe = folder.join(format!(".endbook-write-check-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
+    // A name no other process uses at the same moment (process ids repeat
+    // across containers sharing a folder): another try if it is taken.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for attempt in 0..8u32 {
+        let probe = folder.join(format!(
+            ".endbook-write-check-{}-{nanos}-{attempt}",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+        {
+            Ok(_) => {
+                let _ = std::fs::remove_file(&probe);
+                return Ok(());
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => last = Some(error),
+            Err(error) => {
+                last = Some(error);
+                break;
+            }
         }
-        Err(error) => Err(CliError::Input(format!(
-            "cannot write {}: no file can be created in {} ({error})",
-            path.display(),
-            folder.display()
-        ))),
     }
+    let error = last.expect("a try was made");
+    Err(CliError::Input(format!(
+        "cannot write {}: no file can be created in {} ({error})",
+        path.display(),
+        folder.display()
+    )))
 }
 
 /// A book that could not be opened, as bad input; a book of the other game
@@ -627,11 +651,12 @@ fn free_disk(_: &Path) -> Option<u64> {
     None
 }
 
-/// A dry run's line on the book's size and the disk space free for it.
-fn print_book_size(book: u64, about: &str, out: &Path) {
+/// A dry run's line on the book's size and the disk space free for it
+/// (`kept` bytes of it already there: a checkpoint resumed).
+fn print_book_size(book: u64, kept: u64, about: &str, out: &Path) {
     let free = free_disk(out);
     let note = match free {
-        Some(free) if book > free => format!(
+        Some(free) if book.saturating_sub(kept) > free => format!(
             " (only {} free on the disk of {}: it would not fit)",
             human_bytes(free),
             out.display()

@@ -2,9 +2,9 @@
 
 use super::progress::LevelProgress;
 use super::{
-    check_memory, configure_threads, counted, grouped, human_bytes, human_seconds, print_book_size,
-    print_verdict, print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck,
-    KernelArg, Resources,
+    check_folder_writable, check_memory, configure_threads, counted, grouped, human_bytes,
+    human_seconds, print_book_size, print_verdict, print_written, same_file, unreadable_book,
+    writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError, MAGIC};
@@ -431,11 +431,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         )),
         _ => None,
     };
-    // A checkpoint resumed grows into the book: its bytes need no more room.
+    // A checkpoint resumed grows into the book, and an empty one (whatever
+    // its length) is cut to nothing first: its bytes need no more room.
     let kept_bytes = match existing {
         CheckpointState::Levels if args.resume => {
             std::fs::metadata(&checkpoint).map_or(0, |m| m.len())
         }
+        CheckpointState::Empty => std::fs::metadata(&checkpoint).map_or(0, |m| m.len()),
         _ => 0,
     };
     if args.dry_run {
@@ -450,7 +452,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             human_bytes(estimate),
             available.map_or("unknown".into(), human_bytes)
         );
-        print_book_size(expected.book, "about ", &out);
+        print_book_size(expected.book, kept_bytes, "about ", &out);
         println!(
             "time          about {} on {threads} threads",
             human_seconds(seconds)
@@ -474,6 +476,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
+    check_folder_writable(&out)?;
     check_memory(
         estimate,
         available,
@@ -498,7 +501,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         return Err(CliError::Input(why));
     }
     // Held to the end: no other run writes this checkpoint meanwhile (one
-    // made below is locked once made).
+    // made below is locked as it is made).
     let mut locks = Vec::new();
     if existing != CheckpointState::Missing {
         locks.push(lock_checkpoint(&checkpoint)?);
@@ -548,6 +551,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         .as_deref()
         .map(|path| base_book(path, &options, args.extend.is_some()))
         .transpose()?;
+    // No checkpoint yet: one is made now, empty and locked, before any
+    // file is written (a run stopped from here on leaves it empty, which
+    // the next run writes over).
+    if locks.is_empty() {
+        locks.push(lock_checkpoint(&checkpoint)?);
+    }
+    let mut interrupted = None;
     eprintln!(
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, about {} of memory",
         grouped(states),
@@ -574,13 +584,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     // leaves the old checkpoint. (The old file stays mapped
                     // until dropped; a rename leaves its bytes alone.)
                     let new_checkpoint = temporary_path(&checkpoint);
+                    // Locked under its temporary name before it is cut to
+                    // nothing, the lock going with it through the rename.
+                    locks.push(lock_checkpoint(&new_checkpoint)?);
                     let mut writer =
                         BookWriter::create(&new_checkpoint, encoding).map_err(book_failure)?;
-                    // Until renamed over the old checkpoint (which a signal
-                    // leaves as it was).
-                    let _interrupted = super::interrupt::Temporary::new(&new_checkpoint);
-                    // Locked under its temporary name, the lock going with it.
-                    locks.push(lock_checkpoint(&new_checkpoint)?);
+                    // To the end of the run: the writer's thread renames it
+                    // over the old checkpoint (which a signal leaves as it
+                    // was) when it gets there, and unlinking its name after
+                    // that finds nothing.
+                    interrupted = Some(super::interrupt::Temporary::new(&new_checkpoint));
                     for seeds in 0..=book.max_seeds() {
                         let level = seeds as usize;
                         match book.encoding() == encoding {
@@ -599,12 +612,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             }
         }
         None => {
-            // Locked before it is cut to nothing (in place, the lock kept):
-            // a run starting at the same moment finds it locked instead of
-            // cutting this one's.
-            if locks.is_empty() {
-                locks.push(lock_checkpoint(&checkpoint)?);
-            }
+            // Cut to nothing in place, the lock taken above kept.
             let writer = BookWriter::create(&checkpoint, encoding).map_err(book_failure)?;
             (Generated::empty(options), writer)
         }
@@ -763,6 +771,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         endbook::kernels::change_packing()
     );
     print_written(&out, estimate);
+    drop((interrupted, locks));
     Ok(())
 }
 
@@ -1083,6 +1092,7 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         return export_to_stdout(&book, layers);
     }
     let out = writable_output(&args.out)?;
+    check_folder_writable(&out)?;
     if same_file(&out, &args.book) {
         return Err(CliError::Input(format!(
             "--out {} is the book being exported: name another file",
@@ -1155,6 +1165,17 @@ enum CheckpointState {
 /// Whether a checkpoint is at `path`, with finished levels, or being
 /// written by another run.
 fn checkpoint_state(path: &Path) -> Result<CheckpointState, CliError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
+        // Opening a named pipe would wait for a writer.
+        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+            return Err(CliError::Input(format!(
+                "{} is not a regular file (a folder, a pipe, a device?): it is where this run keeps its checkpoint; move it away",
+                path.display()
+            )))
+        }
+        _ => {}
+    }
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
@@ -1191,12 +1212,20 @@ fn lock_checkpoint(path: &Path) -> Result<File, CliError> {
         .truncate(false)
         .open(path)
         .map_err(|e| CliError::Failure(format!("{}: {e}", path.display())))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(CliError::Input(format!(
-            "another run is writing {}: wait for it to end, or give another --out",
-            path.display()
-        ))),
-        Err(std::fs::TryLockError::Error(_)) => Ok(file),
+    // Another run's look at the file (a shared lock for a moment) is no
+    // reason to stop: a few tries before taking it for a run writing it.
+    for _ in 0..20 {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(2))
+            }
+            // A file system without locks: nothing to hold.
+            Err(std::fs::TryLockError::Error(_)) => return Ok(file),
+        }
     }
+    Err(CliError::Input(format!(
+        "another run is writing {}: wait for it to end, or give another --out",
+        path.display()
+    )))
 }
