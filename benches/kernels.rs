@@ -221,8 +221,14 @@ fn packing(c: &mut Criterion, old: &[i8], new: &[i8]) {
         }
         changes
     };
+    // The oracle against the definition: one change per differing byte,
+    // each with its new value.
     let expected = pack(Packing::Portable);
-    assert!(!expected.is_empty() && expected.iter().all(|(s, v)| new[s as usize] == v));
+    let differing = old.iter().zip(new).filter(|(a, b)| a != b).count();
+    assert!(!expected.is_empty() && expected.len() == differing);
+    assert!(expected
+        .iter()
+        .all(|(s, v)| new[s as usize] == v && old[s as usize] != v));
     let mut group = c.benchmark_group("packing");
     group.throughput(Throughput::Elements(old.len() as u64));
     group
