@@ -1,6 +1,6 @@
 //! `endbook oware ...`: generate, probe, info, stats, export.
 
-use super::progress::LevelProgress;
+use super::progress::{LevelProgress, WorkProgress};
 use super::{
     check_folder_writable, check_memory, configure_threads, counted, grouped, human_bytes,
     human_seconds, print_book_size, print_verdict, print_written, same_file, unreadable_book,
@@ -18,7 +18,7 @@ use endbook::kernels::KernelChoice;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -1106,9 +1106,10 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
     };
     let file = File::create(&temporary).map_err(failed)?;
     let _interrupted = super::interrupt::Temporary::new(&temporary);
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    let mut writer = ShowingProgress::new(BufWriter::with_capacity(1 << 20, file), &book, layers);
     book.export_flat(layers, &mut writer).map_err(failed)?;
     writer
+        .into_inner()
         .into_inner()
         .map_err(|e| failed(e.into_error()))?
         .sync_all()
@@ -1130,11 +1131,66 @@ fn export_to_stdout(book: &OwareBook, layers: u32) -> Result<(), CliError> {
         ));
     }
     let failed = |e: io::Error| CliError::Failure(format!("standard output: {e}"));
-    let mut writer = BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut writer = ShowingProgress::new(
+        BufWriter::with_capacity(1 << 20, stdout.lock()),
+        book,
+        layers,
+    );
     book.export_flat(layers, &mut writer).map_err(failed)?;
-    writer.flush().map_err(failed)?;
+    writer.into_inner().flush().map_err(failed)?;
     print_exported("standard output", book, layers);
     Ok(())
+}
+
+/// An export's output, counted: after its first second (a small export
+/// shows nothing), its progress on stderr, in bytes and layers.
+struct ShowingProgress<W> {
+    inner: W,
+    written: u64,
+    total: u64,
+    layer: u64,
+    layers: u32,
+    started: Instant,
+    progress: WorkProgress,
+}
+
+impl<W: Write> ShowingProgress<W> {
+    fn new(inner: W, book: &OwareBook, layers: u32) -> ShowingProgress<W> {
+        ShowingProgress {
+            inner,
+            written: 0,
+            total: book.flat_len(layers),
+            layer: book.flat_len(1).max(1),
+            layers,
+            started: Instant::now(),
+            progress: WorkProgress::new("bytes"),
+        }
+    }
+
+    /// The writer, the progress cleared.
+    fn into_inner(mut self) -> W {
+        self.progress.finish();
+        self.inner
+    }
+}
+
+impl<W: Write> Write for ShowingProgress<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.written += n as u64;
+        if self.started.elapsed() >= Duration::from_secs(1) {
+            let layer = (self.written / self.layer + 1).min(u64::from(self.layers));
+            let layers = self.layers;
+            self.progress.update(self.written, self.total, || {
+                format!("layer {layer}/{layers}")
+            });
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The line on stderr after an export to `to`.
