@@ -379,14 +379,19 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     }
 }
 
+/// The folder a file at `path` goes in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    }
+}
+
 /// Creates and removes a file beside `path`: a folder this user may not
 /// write, or a file system that takes no files (`/proc`), is found before
 /// any work, and named.
 pub(crate) fn check_folder_writable(path: &Path) -> Result<(), CliError> {
-    let folder = match path.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
+    let folder = folder_of(path);
     // A name no other process uses at the same moment (process ids repeat
     // across containers sharing a folder): another try if it is taken.
     let nanos = std::time::SystemTime::now()
@@ -634,10 +639,7 @@ fn print_memory_verdict(needed: u64, available: Option<u64>, ignore: bool) {
 #[cfg(target_os = "linux")]
 fn free_disk(out: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
-    let folder = match out.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
+    let folder = folder_of(out);
     let name = std::ffi::CString::new(folder.as_os_str().as_bytes()).ok()?;
     // SAFETY: `stats` is a valid, writable statvfs and `name` a
     // NUL-terminated path; statvfs writes only into `stats`.

@@ -425,10 +425,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
             checkpoint.display()
         )),
-        CheckpointState::Busy => Some(format!(
-            "another run is writing {}: wait for it to end, or give another --out",
-            checkpoint.display()
-        )),
+        CheckpointState::Busy => Some(being_written(&checkpoint)),
         _ => None,
     };
     // A checkpoint resumed grows into the book, and an empty one (whatever
@@ -1257,6 +1254,14 @@ fn checkpoint_state(path: &Path) -> Result<CheckpointState, CliError> {
     })
 }
 
+/// Why a run stops at a checkpoint another run holds locked.
+fn being_written(checkpoint: &Path) -> String {
+    format!(
+        "another run is writing {}: wait for it to end, or give another --out",
+        checkpoint.display()
+    )
+}
+
 /// Opens (creating it if need be, its bytes left alone) and locks the
 /// checkpoint at `path` for this run; the lock holds while the file lives,
 /// across the rename to the output path.
@@ -1280,8 +1285,5 @@ fn lock_checkpoint(path: &Path) -> Result<File, CliError> {
             Err(std::fs::TryLockError::Error(_)) => return Ok(file),
         }
     }
-    Err(CliError::Input(format!(
-        "another run is writing {}: wait for it to end, or give another --out",
-        path.display()
-    )))
+    Err(CliError::Input(being_written(path)))
 }
