@@ -1032,36 +1032,34 @@ fn an_interrupted_export_leaves_no_partial_file() {
     assert!(endbook(&generate_args("11", &book, &[])).status.success());
     let out = dir.path().join("flat.bin");
     let partial = dir.path().join("flat.bin.partial");
-    // 200 layers of 1,352,077 boards: 270 MB, about a second to write.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
-        .args(["oware", "export", "--book", book.to_str().unwrap()])
-        .args(["--layers", "200", "--out", out.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the export ended ({status}) before its temporary file was seen");
-        }
-        if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
+    let status = export_signalled(None, &book, &out, &partial, "-INT");
     assert_eq!(status.signal(), Some(2), "ended by SIGINT: {status}");
     assert!(!partial.exists(), "the temporary file is left");
     assert!(!out.exists());
 
     // Started ignoring SIGHUP (`nohup`), it goes on ignoring it.
-    let mut child = Command::new("nohup")
-        .arg(env!("CARGO_BIN_EXE_endbook"))
+    let status = export_signalled(Some("nohup"), &book, &out, &partial, "-HUP");
+    assert!(status.success(), "a nohup export survives SIGHUP: {status}");
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 200 * 1_352_077);
+}
+
+/// Exports 200 layers of the 11-seed `book` to `out` (270 MB, about a
+/// second to write), run through `launcher` if given, sends it `signal`
+/// once its temporary file `partial` has bytes, and returns how it ended.
+#[cfg(target_os = "linux")]
+fn export_signalled(
+    launcher: Option<&str>,
+    book: &Path,
+    out: &Path,
+    partial: &Path,
+    signal: &str,
+) -> std::process::ExitStatus {
+    let endbook = env!("CARGO_BIN_EXE_endbook");
+    let mut command = Command::new(launcher.unwrap_or(endbook));
+    if launcher.is_some() {
+        command.arg(endbook);
+    }
+    let mut child = command
         .args(["oware", "export", "--book", book.to_str().unwrap()])
         .args(["--layers", "200", "--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
@@ -1072,21 +1070,17 @@ fn an_interrupted_export_leaves_no_partial_file() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the export ended ({status}) before its temporary file was seen");
         }
-        if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0) {
+        if std::fs::metadata(partial).is_ok_and(|m| m.len() > 0) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let hung_up = Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
-    assert!(hung_up.success());
-    assert!(
-        child.wait().unwrap().success(),
-        "a nohup export survives SIGHUP"
-    );
-    assert_eq!(std::fs::metadata(&out).unwrap().len(), 200 * 1_352_077);
+    assert!(sent.success(), "kill {signal}");
+    child.wait().unwrap()
 }
 
 /// A run without --resume never writes over the checkpoint of an earlier,
