@@ -8,7 +8,7 @@ use endbook::kernels::{Kernel, KernelChoice, KernelKind, LAYER_PADDING};
 use std::io::Write;
 
 mod common;
-use common::Rng;
+use common::{Rng, EVERY_SWEEP};
 
 impl Rng {
     fn value(&mut self) -> i8 {
@@ -171,21 +171,15 @@ fn forced_kernels_generate_identical_books() {
         OwareBook::to_bytes(&generate(options, |_| {}))
     };
     let scalar = KernelChoice::Fixed(Kernel::scalar());
-    let expected = book(scalar, SweepMode::Runs, true);
-    let modes = [
-        (SweepMode::Runs, true),
-        (SweepMode::Dense, true),
-        (SweepMode::Dense, false),
-        (SweepMode::Frontier, true),
-        (SweepMode::Frontier, false),
-        (SweepMode::Hybrid, true),
-        (SweepMode::Hybrid, false),
-    ];
+    let reference = (SweepMode::Runs, true);
+    let expected = book(scalar, reference.0, reference.1);
     let kernels = kernels_under_test();
-    for (mode, level_by_level) in modes {
+    for (mode, level_by_level) in EVERY_SWEEP {
         let choices = [scalar, KernelChoice::Auto]
             .into_iter()
-            .chain(kernels.iter().map(|&kernel| KernelChoice::Fixed(kernel)));
+            .chain(kernels.iter().map(|&kernel| KernelChoice::Fixed(kernel)))
+            // Not the reference again.
+            .filter(|&choice| (choice, mode, level_by_level) != (scalar, reference.0, reference.1));
         for choice in choices {
             assert!(
                 book(choice, mode, level_by_level) == expected,

@@ -8,6 +8,9 @@ use endbook::games::oware::{
 };
 use sha2::{Digest, Sha256};
 
+mod common;
+use common::EVERY_SWEEP;
+
 fn generate_with(max_seeds: u32, mode: SweepMode) -> Generated {
     generate_levels(max_seeds, mode, true)
 }
@@ -23,8 +26,6 @@ fn generate_levels(max_seeds: u32, mode: SweepMode, level_by_level: bool) -> Gen
     )
 }
 
-const MODES: [SweepMode; 3] = [SweepMode::Dense, SweepMode::Frontier, SweepMode::Hybrid];
-
 #[test]
 fn modes_give_identical_books_up_to_ten_seeds() {
     for max_seeds in 1..=10 {
@@ -34,12 +35,10 @@ fn modes_give_identical_books_up_to_ten_seeds() {
             )))
         };
         let dense = digest(SweepMode::Dense, false);
-        let runs = [(SweepMode::Runs, true)];
-        for (mode, by_level) in MODES
-            .iter()
-            .flat_map(|&m| [(m, true), (m, false)])
-            .chain(runs)
-        {
+        let others = EVERY_SWEEP
+            .into_iter()
+            .filter(|&sweep| sweep != (SweepMode::Dense, false));
+        for (mode, by_level) in others {
             assert_eq!(
                 digest(mode, by_level),
                 dense,

@@ -17,6 +17,22 @@ pub fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Every way to sweep a book: each sweep mode, level by level and (but for
+/// run sweeps, which solve one level at a time) all levels at once.
+#[allow(dead_code)] // for the tests that compare sweeps
+pub const EVERY_SWEEP: [(endbook::engine::SweepMode, bool); 7] = {
+    use endbook::engine::SweepMode::{Dense, Frontier, Hybrid, Runs};
+    [
+        (Runs, true),
+        (Dense, true),
+        (Dense, false),
+        (Frontier, true),
+        (Frontier, false),
+        (Hybrid, true),
+        (Hybrid, false),
+    ]
+};
+
 /// Runs the `endbook` binary with `args`.
 #[allow(dead_code)] // not every test crate runs the binary
 pub fn endbook(args: &[&str]) -> std::process::Output {
