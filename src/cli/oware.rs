@@ -430,12 +430,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     };
     // A checkpoint resumed grows into the book, and an empty one (whatever
     // its length) is cut to nothing first: its bytes need no more room.
-    let kept_bytes = match existing {
-        CheckpointState::Levels if args.resume => {
-            std::fs::metadata(&checkpoint).map_or(0, |m| m.len())
-        }
-        CheckpointState::Empty => std::fs::metadata(&checkpoint).map_or(0, |m| m.len()),
-        _ => 0,
+    let kept = match existing {
+        CheckpointState::Levels => args.resume,
+        CheckpointState::Empty => true,
+        _ => false,
+    };
+    let kept_bytes = match kept {
+        true => std::fs::metadata(&checkpoint).map_or(0, |m| m.len()),
+        false => 0,
     };
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
