@@ -114,23 +114,40 @@ fn info_describes_the_book() {
     assert!(stdout.contains("210 per player"), "{stdout}");
 }
 
+/// A dry run estimates and writes nothing; it exits 0 where the run would
+/// start and 2 where it would stop at once (whatever the host has: the
+/// checks are overridden, or the memory limited).
 #[test]
 fn dry_run_estimates_without_generating() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("never.book");
-    let out = endbook(&[
-        "bearoff",
-        "generate",
-        "--checkers",
-        "15",
-        "--dry-run",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
+    let dry_run = |extra: &[&str]| {
+        let args = ["bearoff", "generate", "--checkers", "15", "--dry-run"];
+        let out = ["--out", path.to_str().unwrap()];
+        endbook(&[&args[..], &out, extra].concat())
+    };
+    let out = dry_run(&["--ignore-memory-check", "--ignore-disk-check"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("54,264 per player"), "{stdout}");
-    assert!(stdout.contains("memory"), "{stdout}");
+    assert!(stdout.contains("memory        about 12.0 GB"), "{stdout}");
+    assert!(stdout.contains("verdict       would start"), "{stdout}");
+
+    let out = dry_run(&["--memory-limit", "1G", "--ignore-disk-check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let why = "it needs more than 90% of the memory available";
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("verdict       would stop at once: {why}")),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [format!(
+            "endbook: the run would stop at once: {why} (--ignore-memory-check to try anyway)"
+        )]
+    );
     assert!(!path.exists());
 }
 

@@ -72,6 +72,25 @@ fn assert_input_error(out: &Output, needle: &str) {
     );
 }
 
+/// A dry run that says the run would stop at once, and why (its reason
+/// holding `why`), on stdout with its estimates and as its one line on
+/// stderr, and exits 2 as the run would.
+fn assert_dry_run_stops(out: &Output, why: &str) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stdout.contains("memory        about"), "{stdout}");
+    let verdict = stdout.lines().find(|l| l.starts_with("verdict ")).unwrap();
+    assert!(
+        verdict.starts_with("verdict       would stop at once: ") && verdict.contains(why),
+        "{stdout}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.starts_with("endbook: the run would stop at once: ") && stderr.contains(why),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn generate_prints_a_table_per_level() {
     let dir = tempfile::tempdir().unwrap();
@@ -669,13 +688,9 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
         &path,
         &["--dry-run", "--memory-limit", "100G"],
     ));
-    assert!(dry.status.success(), "{}", text(&dry.stderr));
-    assert!(
-        text(&dry.stdout).contains("verdict       would stop at once"),
-        "{}",
-        text(&dry.stdout)
-    );
+    assert_dry_run_stops(&dry, "it needs more than 90% of the memory available");
     let dry = endbook(&generate_args("9", &path, &["--dry-run"]));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(text(&dry.stdout).contains("verdict       would start\n"));
     assert!(!path.exists());
     // A limit below the estimate stops a run the system has room for, and
@@ -999,11 +1014,7 @@ fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
     for extra in [&[][..], &["--resume"], &["--dry-run"]] {
         let run = endbook(&generate_args("6", &out, extra));
         if extra == ["--dry-run"] {
-            assert!(
-                text(&run.stdout).contains("would stop at once: another run is writing"),
-                "{}",
-                text(&run.stdout)
-            );
+            assert_dry_run_stops(&run, "another run is writing");
         } else {
             assert_input_error(&run, "another run is writing");
         }
@@ -1097,7 +1108,7 @@ fn a_run_without_resume_keeps_an_earlier_checkpoint() {
         .success());
     let before = std::fs::read(&checkpoint).unwrap();
     let dry = endbook(&generate_args("7", &out, &["--dry-run"]));
-    assert!(text(&dry.stdout).contains("verdict       would stop at once: "));
+    assert_dry_run_stops(&dry, "holds the levels an interrupted run finished");
     let run = endbook(&generate_args("7", &out, &[]));
     assert_input_error(&run, "holds the levels an interrupted run finished");
     assert!(!out.exists());

@@ -2,9 +2,9 @@
 
 use super::progress::WorkProgress;
 use super::{
-    check_folder_writable, check_memory, configure_threads, counted, grouped, human_bytes,
-    human_seconds, on_pool, print_book_size, print_verdict, print_written, unreadable_book,
-    writable_output, CliError, DiskCheck, KernelArg, Resources,
+    check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
+    human_bytes, human_seconds, on_pool, print_book_size, print_verdict, print_written,
+    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -60,7 +60,9 @@ pub struct GenerateArgs {
     /// is the plain-loop oracle. All give identical books.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
-    /// Print the memory, disk and time the run is expected to take, and stop.
+    /// Print the memory, disk and time the run is expected to take, and
+    /// whether it would start, and stop: exit code 0 where it would start, 2
+    /// (as the run's own refusal) where it would stop at once.
     #[arg(long)]
     dry_run: bool,
 }
@@ -198,17 +200,17 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             universe.total_children() as f64 / universe.positions() as f64
         );
         println!(
-            "time          about {} on {threads} threads",
+            "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        print_verdict(
+        let stop = print_verdict(
             memory,
             available,
             args.resources.ignore_memory_check,
             args.disk.shortfall(options.book_bytes(), 0, &out),
         );
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
-        return Ok(());
+        return dry_run_outcome(stop);
     }
     check_folder_writable(&out)?;
     check_memory(

@@ -504,19 +504,19 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// An expected duration for people, to about two figures: "0.12 s",
-/// "4.3 s", "73 s", "21 min".
+/// An expected duration for people, to about two figures: "about 0.12 s",
+/// "about 4.3 s", "about 73 s", "about 21 min", or "under 0.01 s".
 fn human_seconds(seconds: f64) -> String {
     if seconds < 0.01 {
         "under 0.01 s".into()
     } else if seconds < 1.0 {
-        format!("{seconds:.2} s")
+        format!("about {seconds:.2} s")
     } else if seconds < 10.0 {
-        format!("{seconds:.1} s")
+        format!("about {seconds:.1} s")
     } else if seconds < 600.0 {
-        format!("{seconds:.0} s")
+        format!("about {seconds:.0} s")
     } else {
-        format!("{:.0} min", seconds / 60.0)
+        format!("about {:.0} min", seconds / 60.0)
     }
 }
 
@@ -611,26 +611,45 @@ fn disk_shortfall(
 
 /// A dry run's line on whether the run itself would start: the memory
 /// check, then the disk's (`disk`, the reason it would stop, if it would).
-fn print_verdict(needed: u64, available: Option<u64>, ignore: bool, disk: Option<String>) {
-    let memory_stops = !ignore && memory_shortfall(needed, available, String::new).is_some();
-    match disk {
-        Some(why) if !memory_stops => println!("verdict       would stop at once: {why}"),
-        _ => print_memory_verdict(needed, available, ignore),
-    }
-}
-
-/// A dry run's line on whether the run itself would start.
-fn print_memory_verdict(needed: u64, available: Option<u64>, ignore: bool) {
-    match memory_shortfall(needed, available, String::new) {
-        Some(_) if ignore => println!(
+/// Returns the reason the run would stop, if it would.
+fn print_verdict(
+    needed: u64,
+    available: Option<u64>,
+    ignore: bool,
+    disk: Option<String>,
+) -> Option<String> {
+    let memory_short = memory_shortfall(needed, available, String::new).is_some();
+    let stop = match memory_short && !ignore {
+        true => Some(format!(
+            "it needs more than {:.0}% of the memory available (--ignore-memory-check to try anyway)",
+            MEMORY_HEADROOM * 100.0
+        )),
+        false => disk,
+    };
+    match &stop {
+        Some(why) => print_stop_verdict(why),
+        None if memory_short => println!(
             "verdict       would start (--ignore-memory-check), though it needs more than {:.0}% of the memory available",
             MEMORY_HEADROOM * 100.0
         ),
-        Some(_) => println!(
-            "verdict       would stop at once: it needs more than {:.0}% of the memory available (--ignore-memory-check to try anyway)",
-            MEMORY_HEADROOM * 100.0
-        ),
         None => println!("verdict       would start"),
+    }
+    stop
+}
+
+/// A dry run's line saying that the run would stop at once, and why.
+fn print_stop_verdict(why: &str) {
+    println!("verdict       would stop at once: {why}");
+}
+
+/// What a dry run returns: exit code 0 where the run would start, and where
+/// it would stop at once, exit code 2 as that run's, with its reason.
+fn dry_run_outcome(stop: Option<String>) -> Result<(), CliError> {
+    match stop {
+        Some(why) => Err(CliError::Input(format!(
+            "the run would stop at once: {why}"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -706,10 +725,10 @@ mod tests {
     #[test]
     fn durations_read_to_about_two_figures() {
         assert_eq!(human_seconds(0.004), "under 0.01 s");
-        assert_eq!(human_seconds(0.123), "0.12 s");
-        assert_eq!(human_seconds(4.26), "4.3 s");
-        assert_eq!(human_seconds(73.4), "73 s");
-        assert_eq!(human_seconds(1260.0), "21 min");
+        assert_eq!(human_seconds(0.123), "about 0.12 s");
+        assert_eq!(human_seconds(4.26), "about 4.3 s");
+        assert_eq!(human_seconds(73.4), "about 73 s");
+        assert_eq!(human_seconds(1260.0), "about 21 min");
     }
 
     #[test]

@@ -2,9 +2,9 @@
 
 use super::progress::{LevelProgress, WorkProgress};
 use super::{
-    check_folder_writable, check_memory, configure_threads, counted, grouped, human_bytes,
-    human_seconds, print_book_size, print_verdict, print_written, same_file, unreadable_book,
-    writable_output, CliError, DiskCheck, KernelArg, Resources,
+    check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
+    human_bytes, human_seconds, print_book_size, print_stop_verdict, print_verdict, print_written,
+    same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError, MAGIC};
@@ -70,7 +70,9 @@ pub struct GenerateArgs {
     /// books). The table at the end names each level's kernel.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
-    /// Print the memory, disk and time the run is expected to take, and stop.
+    /// Print the memory, disk and time the run is expected to take, and
+    /// whether it would start, and stop: exit code 0 where it would start, 2
+    /// (as the run's own refusal) where it would stop at once.
     #[arg(long)]
     dry_run: bool,
     /// Move generator for the child cache (dense, frontier and hybrid sweeps;
@@ -453,18 +455,21 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         print_book_size(expected.book, kept_bytes, "about ", &out);
         println!(
-            "time          about {} on {threads} threads",
+            "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        match &kept_checkpoint {
-            Some(why) => println!("verdict       would stop at once: {why}"),
+        let stop = match kept_checkpoint {
+            Some(why) => {
+                print_stop_verdict(&why);
+                Some(why)
+            }
             None => print_verdict(
                 estimate,
                 available,
                 args.resources.ignore_memory_check,
                 args.disk.shortfall(expected.book, kept_bytes, &out),
             ),
-        }
+        };
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
         if encoding_stores_layers(args.turn_limit) {
@@ -473,7 +478,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         } else {
             println!(" for 200 turns, fewer take less; nothing was generated)");
         }
-        return Ok(());
+        return dry_run_outcome(stop);
     }
     check_folder_writable(&out)?;
     check_memory(
