@@ -9,7 +9,7 @@
 //!   throughput in state updates.
 //! - `rows16/<kernel>`: one run sweep of the 16-seed level (13,037,895
 //!   boards, 30.4 MB of mirror layer: past the L2 cache, where the 12-seed
-//!   one fits) from synthetic values, compared with its own result (no
+//!   one fits) from synthetic values, starting from its own result (no
 //!   changes to pack: the sweep alone); throughput in state updates.
 //! - `movegen/<variant>`: every legal move of every 12-seed board; throughput
 //!   in moves.
@@ -24,14 +24,18 @@
 //!
 //! Every variant's output is checked against the scalar (or portable) one's
 //! before it is timed, so a broken variant cannot look fast, whichever
-//! benches a filter picks.
+//! benches a filter picks; the oracles themselves against an independent
+//! computation (the cache kernels' layer for `rows`, the rules module for
+//! `movegen`, the definition for `packing`, board-by-board placement for
+//! `transpose`, the rules module over the layer a synthetic mirror mirrors
+//! for `rows16`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use endbook::engine::{zeroed_layer, MoveCache, PackedChanges, LANES};
 use endbook::games::oware::generate::build_cache;
 use endbook::games::oware::movegen::GeneratedMove;
 use endbook::games::oware::runs::{LevelRows, RunSolver};
-use endbook::games::oware::{Board, BoardIndex, MoveGen};
+use endbook::games::oware::{rules, Board, BoardIndex, MoveGen};
 use endbook::kernels::rows::RowSweep;
 use endbook::kernels::{Kernel, KernelChoice, Packing, LAYER_PADDING};
 use rayon::prelude::*;
@@ -152,6 +156,23 @@ fn rows_beyond_cache(c: &mut Criterion) {
         &vec![0; level.len()],
         &mut expected,
     );
+    // The oracle against the definition: the mirror's own image is the
+    // layer it mirrors (flipping a board twice gives it back), and each
+    // board's value the best of its moves' captures less its child's value
+    // in that layer (or its own seeds without a move), moves by the rules
+    // module.
+    let mut layer = vec![0i8; level.end];
+    for seeds in 0..=LARGE {
+        let range = starts[seeds as usize]..starts[seeds as usize + 1];
+        LevelRows::new(seeds).transpose(&mirror[range.clone()], &mut layer[range]);
+    }
+    for (at, (board, _)) in index.boards_from(level.start).enumerate() {
+        let value = rules::legal_moves(&board)
+            .map(|outcome| outcome.capture as i8 - layer[index.index(&outcome.child())])
+            .max()
+            .unwrap_or(rules::no_move_score(&board) as i8);
+        assert_eq!(expected[at], value, "rows16's oracle is wrong at {board}");
+    }
     row_sweeps(c, "rows16", &sweep, &expected, &expected);
 }
 
@@ -319,12 +340,28 @@ fn movegens(c: &mut Criterion) {
             for generated in &out[..count] {
                 digest = digest.rotate_left(5)
                     ^ u64::from(generated.capture)
-                    ^ index.rank(&generated.child) as u64;
+                    ^ index.index(&generated.child) as u64;
             }
         }
         (moves, digest)
     };
+    // The oracle against the rules module (a separate, plain implementation
+    // of sowing and capture), the moves in the same house order.
+    let (mut moves, mut digest) = (0u64, 0u64);
+    for board in &boards {
+        for outcome in rules::legal_moves(board) {
+            moves += 1;
+            digest = digest.rotate_left(5)
+                ^ u64::from(outcome.capture)
+                ^ index.index(&outcome.child()) as u64;
+        }
+    }
     let expected = run(MoveGen::scalar());
+    assert_eq!(
+        expected,
+        (moves, digest),
+        "the scalar move generator disagrees with the rules"
+    );
     let mut group = c.benchmark_group("movegen");
     group.throughput(Throughput::Elements(expected.0));
     group
