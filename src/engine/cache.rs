@@ -58,16 +58,30 @@ pub struct Emitter<'a, const MOVES: usize> {
 impl<const MOVES: usize> Emitter<'_, MOVES> {
     /// Records the next state: its moves as (child index, capture), and the
     /// score it gets when `moves` is empty.
+    ///
+    /// # Panics
+    ///
+    /// With more than `MOVES` moves, a child index not below the cache's
+    /// state count, or a capture or no-move score beyond ±[`VALUE_BOUND`]
+    /// (past it, the kernels' results would differ: the SIMD ones saturate
+    /// where the plain ones wrap).
     #[inline]
     pub fn push(&mut self, moves: &[(u32, i8)], no_move_score: i8) {
-        debug_assert!(moves.len() <= MOVES);
-        debug_assert!(no_move_score.abs() <= VALUE_BOUND);
+        assert!(moves.len() <= MOVES, "more than {MOVES} moves");
+        assert!(
+            no_move_score.unsigned_abs() <= VALUE_BOUND as u8,
+            "no-move score {no_move_score} beyond the value bound"
+        );
         let (block, lane) = (self.next / LANES, self.next % LANES);
         let row = block * MOVES * LANES + lane;
         for k in 0..MOVES {
             let (child, capture) = moves.get(k).copied().unwrap_or((0, PAD_CAPTURE));
             // Kernels read `prev[child]` unchecked: this bound is what makes that sound.
             assert!((child as usize) < self.states, "child index out of range");
+            assert!(
+                k >= moves.len() || capture.unsigned_abs() <= VALUE_BOUND as u8,
+                "capture {capture} beyond the value bound"
+            );
             self.children[row + k * LANES] = child;
             self.captures[row + k * LANES] = capture;
         }
@@ -185,5 +199,63 @@ impl<const MOVES: usize> MoveCache<MOVES> {
     /// Memory held by the cache, in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.children.len() * 4 + self.captures.len() + self.base.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache of 16 states whose state 5 has `moves` and `no_move_score`,
+    /// the others no move.
+    fn build_with(moves: &[(u32, i8)], no_move_score: i8) -> MoveCache<2> {
+        MoveCache::<2>::build(16, |states, emitter| {
+            for state in states {
+                match state {
+                    5 => emitter.push(moves, no_move_score),
+                    _ => emitter.push(&[], 0),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn pushes_within_the_bound_are_kept() {
+        let cache = build_with(&[(3, VALUE_BOUND), (15, -VALUE_BOUND)], 0);
+        let moves: Vec<_> = cache.moves(5).collect();
+        assert_eq!(moves, [(3, VALUE_BOUND), (15, -VALUE_BOUND)]);
+        let cache = build_with(&[], -VALUE_BOUND);
+        assert_eq!(cache.block_base(0)[5], -VALUE_BOUND);
+        assert_eq!(cache.moves(5).count(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "capture 64 beyond the value bound")]
+    fn a_capture_beyond_the_bound_is_refused() {
+        build_with(&[(3, 1), (4, VALUE_BOUND + 1)], 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "capture -128 beyond the value bound")]
+    fn the_padding_capture_is_refused() {
+        build_with(&[(3, PAD_CAPTURE)], 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "no-move score -64 beyond the value bound")]
+    fn a_no_move_score_beyond_the_bound_is_refused() {
+        build_with(&[], -VALUE_BOUND - 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 2 moves")]
+    fn more_moves_than_the_cache_holds_are_refused() {
+        build_with(&[(1, 0), (2, 0), (3, 0)], 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "child index out of range")]
+    fn a_child_beyond_the_states_is_refused() {
+        build_with(&[(16, 0)], 0);
     }
 }

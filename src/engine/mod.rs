@@ -29,6 +29,69 @@
 //! Under `--kernel auto`, a [`KernelPicker`] times the kernels side by side
 //! on each solve's first turns (their parts shared out among the kernels,
 //! each timed by its thread's CPU time) and keeps the fastest.
+//!
+//! # What a game provides
+//!
+//! The engine solves any game that fits this model; nothing in it knows a
+//! game's rules.
+//!
+//! - **States**, numbered `0..S`, in **levels**: consecutive index ranges
+//!   (`level_starts`, one entry per level and a final `S`) such that every
+//!   child of a state lies in its own level or a lower one (Oware: the seed
+//!   count, which no move raises).
+//! - **Moves**, through a [`MoveCache`]: [`MoveCache::build`] hands each
+//!   chunk of states to the game, which [`Emitter::push`]es every state in
+//!   index order: its moves as (child index, capture), at most `MOVES` of
+//!   them, and the score it gets when it has none.
+//! - **Values**: the net score the player to move gains with perfect play
+//!   over the turns left, `v_t(s) = max over moves (capture - v_{t-1}(child))`,
+//!   or the no-move score, with `v_0 = 0`: the players alternate at every
+//!   ply (a game where one player moves twice in a row folds both into one
+//!   move), and there are no chance moves (the bear-off generator, which
+//!   has dice, is its own). Every value must stay within
+//!   ±[`VALUE_BOUND`]: captures and no-move scores are checked as they are
+//!   pushed, and a game must keep the score at stake within it (Oware: the
+//!   seeds on the board).
+//!
+//! [`solve`] returns a [`Solution`]: each layer's changes, which
+//! [`Solution::changes_from`] streams state by state (what a book encoder
+//! reads) and [`Solution::value`] replays for one state. Oware's default
+//! sweep, `runs`, is its own (`games::oware::runs`): it reads the previous
+//! layer in a game-specific mirror layout instead of a child cache, and
+//! [`solve`] refuses [`SweepMode::Runs`].
+//!
+//! A take-away game: a heap of counters, a move takes one, two or three, and
+//! taking the last scores 1. Each heap size is a level of its own.
+//!
+//! ```
+//! use endbook::engine::{solve, MoveCache, Solution, SolveOptions, SweepMode};
+//! use endbook::kernels::KernelChoice;
+//!
+//! const HEAPS: usize = 21; // heaps of 0..=20 counters, state n the heap of n
+//! let cache = MoveCache::<3>::build(HEAPS, |states, emitter| {
+//!     for n in states {
+//!         let moves: Vec<(u32, i8)> = (1..=n.min(3))
+//!             .map(|take| ((n - take) as u32, i8::from(take == n)))
+//!             .collect();
+//!         emitter.push(&moves, 0);
+//!     }
+//! });
+//! let level_starts: Vec<usize> = (0..=HEAPS).collect();
+//! let options = SolveOptions {
+//!     turn_limit: 30,
+//!     kernel: KernelChoice::Auto,
+//!     mode: SweepMode::Hybrid,
+//! };
+//! let solution = solve(&cache, &level_starts, Solution::empty(), options, |_| {});
+//! // With time enough, the mover loses exactly the multiples of four.
+//! for n in 1..HEAPS {
+//!     assert_eq!(solution.value(n, 30), if n % 4 == 0 { -1 } else { 1 });
+//! }
+//! // With one turn left only a heap of three or fewer is taken at once.
+//! assert_eq!((solution.value(3, 1), solution.value(5, 1)), (1, 0));
+//! // Five needs three turns: take one, the opponent takes from four, take the rest.
+//! assert_eq!((solution.value(5, 2), solution.value(5, 3)), (0, 1));
+//! ```
 
 mod awake;
 mod cache;
