@@ -8,8 +8,12 @@
 //! - [`games`]: each game's rules, indexing and book interpretation ([`games::oware`],
 //!   [`games::bearoff`]);
 //! - [`index`]: combinatorial ranking shared by the games;
-//! - [`engine`]: the generator, layered sweeps over a precomputed child cache;
-//! - [`kernels`]: the layer-update kernels the engine dispatches to;
+//! - [`engine`]: the shared generator, layered sweeps over a precomputed
+//!   child cache, for any game that provides its states, levels and moves
+//!   (Oware's default run sweeps are its own, in [`games::oware::runs`];
+//!   bear-off has its own solver in [`games::bearoff`]);
+//! - [`kernels`]: the layer-update kernels (cache sweeps, Oware's row
+//!   programs, change packing);
 //! - [`book`]: the book container format.
 //!
 //! ```
@@ -20,9 +24,22 @@
 //! let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
 //! // With one turn left: sowing house 5 makes house 6 hold 2, captured.
 //! assert_eq!(book.value(&board, 1).unwrap(), 2);
-//! // With 200: the opponent's seed in house 7 comes back with interest.
+//! // With 200: the opponent, left with the seed in house 7 and unable to
+//! // feed the emptied side, has no move and keeps it: 2 - 1.
+//! assert_eq!(book.value(&board, 200).unwrap(), 1);
 //! let analysis = book.analyse(&board, 200).unwrap();
-//! assert_eq!(analysis.value, book.value(&board, 200).unwrap());
+//! assert_eq!(analysis.best_moves().collect::<Vec<_>>(), [5]);
+//! ```
+//!
+//! A book file is opened, checked and probed the same way:
+//!
+//! ```no_run
+//! use endbook::games::oware::{Board, OwareBook};
+//!
+//! let book = OwareBook::open("oware-12.book")?;
+//! let board: Board = "4 4 0 0 0 0 0 0 0 0 2 2".parse()?;
+//! println!("{:+}", book.value(&board, 200)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod book;

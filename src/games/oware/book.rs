@@ -222,8 +222,8 @@ pub struct OwareBook {
 
 impl OwareBook {
     /// Opens and validates the book at `path`, every record of it.
-    pub fn open(path: &Path) -> Result<OwareBook, BookError> {
-        Self::from_container(Container::open(path, GAME_TAG)?, true)
+    pub fn open(path: impl AsRef<Path>) -> Result<OwareBook, BookError> {
+        Self::from_container(Container::open(path.as_ref(), GAME_TAG)?, true)
     }
 
     /// Opens the book at `path` for a few lookups: its structure and every
@@ -238,8 +238,8 @@ impl OwareBook {
     /// The whole-book readers ([`OwareBook::solution`],
     /// [`OwareBook::level_stats`], [`OwareBook::export_flat`]) are for books
     /// opened with [`OwareBook::open`]: on one opened this way they panic.
-    pub fn open_for_lookups(path: &Path) -> Result<OwareBook, BookError> {
-        Self::from_container(Container::open(path, GAME_TAG)?, false)
+    pub fn open_for_lookups(path: impl AsRef<Path>) -> Result<OwareBook, BookError> {
+        Self::from_container(Container::open(path.as_ref(), GAME_TAG)?, false)
     }
 
     /// Validates a book held in memory.
