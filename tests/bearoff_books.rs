@@ -6,7 +6,7 @@ mod common;
 use common::Rng;
 use endbook::book::{self, BookError, SectionData};
 use endbook::games::bearoff::book::{
-    decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME,
+    decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME_TAG,
 };
 use endbook::games::bearoff::{
     generate, BearoffBook, GenerateOptions, Lookup, ProbeError, Side, Universe, ONE,
@@ -157,7 +157,7 @@ fn corrupt_truncated_and_foreign_files_are_rejected() {
     ];
     for (what, params, len) in cases {
         let bytes = book::to_bytes(
-            GAME,
+            GAME_TAG,
             &params,
             &[SectionData {
                 meta: [0, 0],

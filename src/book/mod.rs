@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `ENDBOOK\0` |
 //! | 8 | 4 | container format version ([`FORMAT_VERSION`]) |
-//! | 12 | 4 | game tag, four ASCII bytes (`OWAR` for Oware) |
+//! | 12 | 4 | game tag, four ASCII bytes (each game's in [`crate::games::GAMES`]: `OWAR` for Oware) |
 //! | 16 | 4 | `P`, number of game parameters (at most [`MAX_PARAMS`]) |
 //! | 20 | 4 | `S`, number of sections (at most [`MAX_SECTIONS`]) |
 //! | 24 | 8·P | game parameters, `u64` each |

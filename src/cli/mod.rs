@@ -26,8 +26,7 @@ mod interrupt {
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::book::BookError;
-use endbook::games::bearoff::book::GAME as BEAROFF_TAG;
-use endbook::games::oware::book::GAME_TAG as OWARE_TAG;
+use endbook::games::game_of;
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -431,15 +430,15 @@ pub(crate) fn check_folder_writable(path: &Path) -> Result<(), CliError> {
 /// says which command reads it.
 fn unreadable_book(error: BookError) -> CliError {
     let hint = match &error {
-        BookError::WrongGame { found, .. } if *found == OWARE_TAG => {
-            " (an Oware book: read it with `endbook oware ...`)"
-        }
-        BookError::WrongGame { found, .. } if *found == BEAROFF_TAG => {
-            " (a bear-off book: read it with `endbook bearoff ...`)"
-        }
-        _ => "",
+        BookError::WrongGame { found, .. } => game_of(*found).map(|game| {
+            format!(
+                " ({}: read it with `endbook {} ...`)",
+                game.books, game.command
+            )
+        }),
+        _ => None,
     };
-    CliError::Input(format!("{error}{hint}"))
+    CliError::Input(format!("{error}{}", hint.unwrap_or_default()))
 }
 
 /// Whether `a` and `b` name the same existing file.

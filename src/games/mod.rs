@@ -3,3 +3,54 @@
 
 pub mod bearoff;
 pub mod oware;
+
+/// A game as its books name it: the four bytes of the container's game tag,
+/// and the command that reads its books.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameTag {
+    /// The container's game tag.
+    pub tag: [u8; 4],
+    /// The `endbook` subcommand of the game (`endbook oware ...`).
+    pub command: &'static str,
+    /// The game's name in messages ("an Oware book").
+    pub books: &'static str,
+}
+
+/// Every game's tag: a new game adds its own here, and the tags must differ
+/// (a test checks). Messages about a book of another game than the one
+/// asked for read it.
+pub const GAMES: &[GameTag] = &[
+    GameTag {
+        tag: oware::book::GAME_TAG,
+        command: "oware",
+        books: "an Oware book",
+    },
+    GameTag {
+        tag: bearoff::book::GAME_TAG,
+        command: "bearoff",
+        books: "a bear-off book",
+    },
+];
+
+/// The game whose books carry `tag`, if any.
+pub fn game_of(tag: [u8; 4]) -> Option<&'static GameTag> {
+    GAMES.iter().find(|game| game.tag == tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_tags_and_commands_differ() {
+        for (i, a) in GAMES.iter().enumerate() {
+            for b in &GAMES[i + 1..] {
+                assert_ne!(a.tag, b.tag, "{} and {}", a.command, b.command);
+                assert_ne!(a.command, b.command);
+            }
+            assert!(a.tag.iter().all(u8::is_ascii_uppercase), "{:?}", a.tag);
+            assert_eq!(game_of(a.tag), Some(a));
+        }
+        assert_eq!(game_of(*b"BKGM"), None);
+    }
+}

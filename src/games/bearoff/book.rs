@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::Path;
 
 /// Game tag of bear-off books.
-pub const GAME: [u8; 4] = *b"BOFF";
+pub const GAME_TAG: [u8; 4] = *b"BOFF";
 /// The value encoding this build writes and reads.
 const ENCODING_U16: u64 = 1;
 /// Largest 16-bit code.
@@ -223,13 +223,13 @@ pub struct BearoffBook {
 
 impl BearoffBook {
     /// Maps and validates the book at `path`.
-    pub fn open(path: &Path) -> Result<BearoffBook, BookError> {
-        BearoffBook::validate(Container::open(path, GAME)?)
+    pub fn open(path: impl AsRef<Path>) -> Result<BearoffBook, BookError> {
+        BearoffBook::validate(Container::open(path.as_ref(), GAME_TAG)?)
     }
 
     /// Validates a book held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<BearoffBook, BookError> {
-        BearoffBook::validate(Container::from_bytes("<memory>", bytes, GAME)?)
+        BearoffBook::validate(Container::from_bytes("<memory>", bytes, GAME_TAG)?)
     }
 
     fn validate(container: Container) -> Result<BearoffBook, BookError> {
@@ -335,13 +335,17 @@ impl BearoffBook {
     /// A cubeless book in memory.
     pub fn cubeless_bytes(checkers: usize, table: Vec<u32>) -> Vec<u8> {
         let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
-        book::to_bytes(GAME, &params(checkers, false, slots), &[section(&bytes)])
+        book::to_bytes(
+            GAME_TAG,
+            &params(checkers, false, slots),
+            &[section(&bytes)],
+        )
     }
 
     /// A cubeful book in memory.
     pub fn cubeful_bytes(checkers: usize, table: Vec<f64>) -> Vec<u8> {
         let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
-        book::to_bytes(GAME, &params(checkers, true, slots), &[section(&bytes)])
+        book::to_bytes(GAME_TAG, &params(checkers, true, slots), &[section(&bytes)])
     }
 }
 
@@ -380,7 +384,7 @@ fn write_book(
 ) -> Result<(), BookError> {
     book::write(
         path,
-        GAME,
+        GAME_TAG,
         &params(checkers, cube, slots),
         &[section(bytes)],
     )
