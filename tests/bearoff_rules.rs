@@ -3,7 +3,7 @@
 
 use endbook::games::bearoff::{
     generate, plays, ranked_plays, results, CubeAction, GenerateOptions, Lookup, ParseSideError,
-    Roll, Side, Universe, ROLLS,
+    ProbeError, Roll, Side, Universe, ROLLS,
 };
 
 fn side(text: &str) -> Side {
@@ -44,6 +44,11 @@ fn twenty_one_rolls_cover_thirty_six_throws() {
     assert_eq!(Roll::new(2, 5), Roll::new(5, 2));
     assert_eq!(Roll::new(0, 3), None);
     assert_eq!(Roll::new(7, 1), None);
+    let roll = Roll::new(2, 5).unwrap();
+    assert_eq!(
+        (roll.high(), roll.low(), roll.to_string()),
+        (5, 2, "5-2".into())
+    );
 }
 
 #[test]
@@ -79,6 +84,10 @@ fn bearing_off_with_a_larger_die_only_from_the_highest_point() {
     assert_eq!(s.play_die(3, 6), Some(side("0 1 0 0 0 0")));
     assert_eq!(s.play_die(2, 6), None);
     assert_eq!(s.play_die(3, 1), Some(side("0 2 0 0 0 0")));
+    // No such point or die: not a legal play either.
+    for (from, die) in [(0, 1), (7, 1), (3, 0), (3, 7)] {
+        assert_eq!(s.play_die(from, die), None, "from {from}, die {die}");
+    }
 }
 
 #[test]
@@ -200,6 +209,14 @@ fn ranked_plays_prefer_bearing_off() {
     assert_eq!(ranked.len(), 1);
     assert!(close(ranked[0].win, 1.0));
     assert_eq!(ranked[0].play.notation(), "4/off 4/off");
+    // A side with no checker left: the game is over, no play to rank.
+    let some = side("0 1 0 0 0 1");
+    for (mover, opponent) in [(some, Side::EMPTY), (Side::EMPTY, some)] {
+        assert_eq!(
+            ranked_plays(&table, &mover, &opponent, Roll::new(3, 1).unwrap()).unwrap_err(),
+            ProbeError::GameOver { mover, opponent }
+        );
+    }
 }
 
 /// With cube values, plays rank by the centred equity, and plays equal

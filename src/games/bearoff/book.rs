@@ -134,6 +134,8 @@ pub enum ProbeError {
     },
     /// An on-demand evaluation met a pair its game cannot reach.
     NotReachable { mover: Side, opponent: Side },
+    /// Plays asked for where a side has no checker left: the game is over.
+    GameOver { mover: Side, opponent: Side },
 }
 
 impl fmt::Display for ProbeError {
@@ -146,6 +148,10 @@ impl fmt::Display for ProbeError {
             ProbeError::NotReachable { mover, opponent } => write!(
                 f,
                 "\"{mover}\" to move against \"{opponent}\" is not reachable from the evaluated position"
+            ),
+            ProbeError::GameOver { mover, opponent } => write!(
+                f,
+                "\"{mover}\" to move against \"{opponent}\": a side has no checker left, so the game is over and there is no play"
             ),
         }
     }
@@ -172,13 +178,19 @@ pub struct RankedPlay {
 
 /// Every legal play of `roll` by `mover` against `opponent`, best first: by
 /// centred cubeful equity when cube values are known (ties by P(win)), else
-/// by P(win).
+/// by P(win). [`ProbeError::GameOver`] where either side has no checker left.
 pub fn ranked_plays(
     lookup: &impl Lookup,
     mover: &Side,
     opponent: &Side,
     roll: Roll,
 ) -> Result<Vec<RankedPlay>, ProbeError> {
+    if mover.is_empty() || opponent.is_empty() {
+        return Err(ProbeError::GameOver {
+            mover: *mover,
+            opponent: *opponent,
+        });
+    }
     let mut ranked = Vec::new();
     for play in plays(mover, roll) {
         let (win, cube) = if play.result.is_empty() {

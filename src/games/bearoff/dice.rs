@@ -12,11 +12,12 @@
 use super::side::{Side, POINTS};
 use std::fmt;
 
-/// A roll of two dice, `high >= low`.
+/// A roll of two dice, `6 >= high >= low >= 1`: made by [`Roll::new`] or
+/// taken from [`ROLLS`], so no other can exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Roll {
-    pub high: u8,
-    pub low: u8,
+    high: u8,
+    low: u8,
 }
 
 impl Roll {
@@ -27,6 +28,16 @@ impl Roll {
             high: a.max(b),
             low: a.min(b),
         })
+    }
+
+    /// The larger die.
+    pub fn high(self) -> u8 {
+        self.high
+    }
+
+    /// The smaller die (equal to [`Roll::high`] for a double).
+    pub fn low(self) -> u8 {
+        self.low
     }
 
     /// Whether both dice show the same number (played four times).

@@ -106,9 +106,12 @@ impl Side {
     /// Plays one die from `from` (1..=6), if that is legal: a checker on
     /// `from` moves `die` points toward home, or off when it reaches 0 or
     /// beyond; bearing off with a larger die than needed is only allowed from
-    /// the highest occupied point.
+    /// the highest occupied point. `None` too for a point outside 1..=6 or a
+    /// die outside 1..=6.
     pub fn play_die(&self, from: usize, die: usize) -> Option<Side> {
-        debug_assert!((1..=POINTS).contains(&from) && (1..=6).contains(&die));
+        if !(1..=POINTS).contains(&from) || !(1..=6).contains(&die) {
+            return None;
+        }
         if self.counts[from - 1] == 0 {
             return None;
         }
