@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """Check endbook's bear-off books against gnubg's two-sided databases, and time both.
 
-gnubg is a check, never a build dependency: this script installs it with
-apt-get when `makebearoff` is missing (Debian's `gnubg` package), builds its
-two-sided databases with `makebearoff -t 6xC -f FILE` (cubeful, 6 points, C
-checkers), builds endbook's books with `endbook bearoff generate --checkers C
---cube`, and compares every entry of every pair of positions.
+gnubg is a check, never a build dependency: when `makebearoff` is not on
+PATH or in /usr/games, this script runs `apt-get install -y gnubg` (Debian's
+`gnubg` package; needs root and a Debian-based system: else it stops and
+says so). It builds gnubg's two-sided databases with `makebearoff -t 6xC -f
+FILE` (cubeful, 6 points, C checkers), builds endbook's books with `endbook
+bearoff generate --checkers C --cube` (--binary PATH, default
+target/release/endbook, built with `cargo build --release` first only when
+cargo is there and no --binary is given), and compares every entry of every
+pair of positions.
 
   check  [--checkers 6 8]   compare every entry, print the largest differences
   bench  [--repeat N]       time `makebearoff -t 6x8` and `endbook bearoff
                             generate --checkers 8 --cube` in the same run
+
+Peak memory is in MB (10^6 bytes), as in the other scripts' tables. Bad
+options, a missing endbook and a makebearoff that cannot be installed stop
+the script with one line and exit status 2; a check outside the tolerance
+exits 1.
 
 gnubg's file (bearoff.c, makebearoff.c): a 40-byte text header
 ("gnubg-TS-06-08-1..."), then per pair four little-endian uint16 `u`, value
@@ -43,31 +52,40 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timings import BINARY, ROOT, timed as timed_command  # noqa: E402
+from timings import ROOT, describe_exit, endbook_binary, usage_error, timed as timed_command  # noqa: E402
 KINDS = ["cubeless", "owned", "centred", "opponent owns"]
+# Most checkers a side: endbook's limit (`bearoff generate --checkers`, 1 to 15).
+MAX_CHECKERS = 15
+GAMES_MAKEBEAROFF = Path("/usr/games/makebearoff")
+
+
+def find_makebearoff():
+    return shutil.which("makebearoff") or (str(GAMES_MAKEBEAROFF) if GAMES_MAKEBEAROFF.exists() else None)
 
 
 def makebearoff():
-    found = shutil.which("makebearoff") or (
-        "/usr/games/makebearoff" if Path("/usr/games/makebearoff").exists() else None
-    )
+    """gnubg's makebearoff; installed with `apt-get install -y gnubg` when missing (exits 2 when that cannot be)."""
+    found = find_makebearoff()
     if found:
         return found
+    how = "install Debian's gnubg package (as root: apt-get install gnubg), which provides /usr/games/makebearoff"
+    if shutil.which("apt-get") is None:
+        usage_error(f"makebearoff not found and no apt-get to install it: {how}")
     print("makebearoff not found: apt-get install -y gnubg", file=sys.stderr)
-    subprocess.run(["apt-get", "install", "-y", "gnubg"], check=True)
-    return "/usr/games/makebearoff"
-
-
-def build_endbook():
-    subprocess.run(
-        ["nice", "-n", "19", "cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True
-    )
+    install = subprocess.run(["apt-get", "install", "-y", "gnubg"])
+    if install.returncode != 0:
+        usage_error(f"makebearoff not found and `apt-get install -y gnubg` failed "
+                    f"({describe_exit(install.returncode)}): {how}")
+    found = find_makebearoff()
+    if not found:
+        usage_error(f"makebearoff not found after `apt-get install -y gnubg`: {how}")
+    return found
 
 
 def timed(command):
-    """Runs `command`; returns (wall seconds, peak RSS in MB) (timings.py's `timed`)."""
+    """Runs `command`; returns (wall seconds, peak RSS in MB, 10^6 bytes) (timings.py's `timed`)."""
     wall, peak, _, _ = timed_command(command)
-    return wall, peak / 2**20
+    return wall, peak / 1e6
 
 
 def gnubg_database(workdir, checkers):
@@ -79,16 +97,13 @@ def gnubg_database(workdir, checkers):
     return path
 
 
-def endbook_book(workdir, checkers):
+def endbook_book(binary, workdir, checkers):
     """endbook's book, generated anew unless one newer than the binary is there
     (a book from an earlier build would check that build, not this one)."""
     path = workdir / f"endbook-{checkers}-cube.book"
-    if not path.exists() or path.stat().st_mtime < BINARY.stat().st_mtime:
-        subprocess.run(
-            [str(BINARY), "bearoff", "generate", "--checkers", str(checkers), "--cube",
-             "--out", str(path)],
-            check=True,
-            stdout=subprocess.DEVNULL,
+    if not path.exists() or path.stat().st_mtime < binary.stat().st_mtime:
+        timed_command(
+            [str(binary), "bearoff", "generate", "--checkers", str(checkers), "--cube", "--out", str(path)]
         )
     return path
 
@@ -178,37 +193,38 @@ def compare(gnubg_path, book_path, checkers):
     return pairs, worst, [t / pairs for t in total]
 
 
-def run_check(args):
+def run_check(args, binary):
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    build_endbook()
     failed = False
-    print("| table | pairs | value (as equity) | max abs difference | mean abs difference | at (X to move; O) |")
-    print("|---|---|---|---|---|---|")
+    # The table is printed once every comparison is done: a failure leaves no half table on stdout.
+    lines = []
     for checkers in args.checkers:
         pairs, worst, mean = compare(
-            gnubg_database(workdir, checkers), endbook_book(workdir, checkers), checkers
+            gnubg_database(workdir, checkers), endbook_book(binary, workdir, checkers), checkers
         )
         for k, kind in enumerate(KINDS):
             diff, where = worst[k]
             at = "" if where is None else f"{' '.join(map(str, where[0]))}; {' '.join(map(str, where[1]))}"
-            print(f"| 6x{checkers} | {pairs:,} | {kind} | {diff:.2e} | {mean[k]:.2e} | {at} |")
+            lines.append(f"| 6x{checkers} | {pairs:,} | {kind} | {diff:.2e} | {mean[k]:.2e} | {at} |")
             failed |= diff > args.tolerance
+    print("| table | pairs | value (as equity) | max abs difference | mean abs difference | at (X to move; O) |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(lines))
     print()
     print(f"every entry within {args.tolerance:g}: {'no' if failed else 'yes'}")
     return 1 if failed else 0
 
 
-def run_bench(args):
+def run_bench(args, binary):
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    build_endbook()
     tool = makebearoff()
     rows = []
     for repeat in range(args.repeat):
         for name, command in [
             ("endbook bearoff generate --checkers 8 --cube",
-             [str(BINARY), "bearoff", "generate", "--checkers", "8", "--cube",
+             [str(binary), "bearoff", "generate", "--checkers", "8", "--cube",
               "--out", str(workdir / "bench-8-cube.book")]),
             ("makebearoff -t 6x8",
              [tool, "-t", "6x8", "-f", str(workdir / "bench-6x8.bd")]),
@@ -218,6 +234,9 @@ def run_bench(args):
             wall, rss = timed(command)
             rows.append((name, wall, rss))
             print(f"{name}: {wall:.3f} s, {rss:.0f} MB", file=sys.stderr)
+    # The timed runs must also agree: every entry within the tolerance (compared before any table is printed).
+    _, worst, _ = compare(workdir / "bench-6x8.bd", workdir / "bench-8-cube.book", 8)
+    largest = max(diff for diff, _ in worst)
     print("| command | runs | median wall s | peak RSS MB |")
     print("|---|---|---|---|")
     medians = {}
@@ -230,27 +249,51 @@ def run_bench(args):
     print()
     print(f"makebearoff / endbook: {theirs / ours:.0f}x ({os.cpu_count()} cores, "
           f"endbook on all of them, makebearoff single-threaded)")
-    # The timed runs must also agree: every entry within the tolerance.
-    _, worst, _ = compare(workdir / "bench-6x8.bd", workdir / "bench-8-cube.book", 8)
-    largest = max(diff for diff, _ in worst)
     print(f"the two timed outputs agree on every entry within {largest:.2e}")
     return 0 if largest <= args.tolerance else 1
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", default=str(ROOT / "target" / "gnubg-check"),
-                        help="where databases and books are kept between runs")
+                        help="where databases and books are kept between runs (default target/gnubg-check)")
+    binary_help = ("endbook to run (default target/release/endbook, built with `cargo build --release` only when "
+                   "cargo is there and no --binary is given)")
+    parser.add_argument("--binary", type=Path, help=binary_help)
+    tolerance_help = "largest absolute difference allowed between any two values, as equities (default 2e-4)"
     sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="compare every entry")
-    check.add_argument("--checkers", type=int, nargs="+", default=[6, 8])
-    check.add_argument("--tolerance", type=float, default=2e-4)
-    bench = sub.add_parser("bench", help="time makebearoff -t 6x8 against endbook")
-    bench.add_argument("--repeat", type=int, default=5, help="endbook runs")
-    bench.add_argument("--gnubg-repeat", type=int, default=1, help="makebearoff runs (6 min each)")
-    bench.add_argument("--tolerance", type=float, default=2e-4)
+    check = sub.add_parser("check", help="compare every entry",
+                           description="Compare every entry of gnubg's 6xC cubeful two-sided databases with endbook's "
+                                       "books; the table is printed once every comparison is done.")
+    check.add_argument("--binary", type=Path, default=argparse.SUPPRESS, help=binary_help)
+    check.add_argument("--checkers", type=int, nargs="+", default=[6, 8],
+                       help=f"most checkers a side of each table compared, 1 to {MAX_CHECKERS} (default 6 8; "
+                            "makebearoff takes about 6 minutes at 8)")
+    check.add_argument("--tolerance", type=float, default=2e-4, help=tolerance_help)
+    bench = sub.add_parser("bench", help="time makebearoff -t 6x8 against endbook",
+                           description="Time `makebearoff -t 6x8` against `endbook bearoff generate --checkers 8 "
+                                       "--cube` in the same run; the two outputs must agree within --tolerance.")
+    bench.add_argument("--binary", type=Path, default=argparse.SUPPRESS, help=binary_help)
+    bench.add_argument("--repeat", type=int, default=5, help="endbook runs (default 5)")
+    bench.add_argument("--gnubg-repeat", type=int, default=1,
+                       help="makebearoff runs, 1 to --repeat (default 1; 6 min each)")
+    bench.add_argument("--tolerance", type=float, default=2e-4,
+                       help="largest absolute difference allowed between the two timed outputs' values, as "
+                            "equities (default 2e-4)")
     args = parser.parse_args()
-    return run_check(args) if args.command == "check" else run_bench(args)
+    if args.tolerance < 0:
+        usage_error(f"--tolerance {args.tolerance:g}: must be at least 0")
+    if args.command == "check":
+        bad = [c for c in args.checkers if not 1 <= c <= MAX_CHECKERS]
+        if bad:
+            usage_error(f"--checkers {' '.join(map(str, bad))}: each must be 1 to {MAX_CHECKERS}")
+    else:
+        if args.repeat < 1:
+            usage_error("--repeat must be at least 1")
+        if not 1 <= args.gnubg_repeat <= args.repeat:
+            usage_error(f"--gnubg-repeat {args.gnubg_repeat}: must be 1 to --repeat ({args.repeat})")
+    binary = endbook_binary(args.binary, nice=True)
+    return run_check(args, binary) if args.command == "check" else run_bench(args, binary)
 
 
 if __name__ == "__main__":

@@ -31,12 +31,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timings import BINARY, ROOT, compile_cpp  # noqa: E402
+from timings import (BINARY, ROOT, check_executable, check_source, compile_cpp, describe_exit,  # noqa: E402
+                     usage_error)
 
 
-def book_shape(book):
+def book_shape(binary, book):
     """(max seeds, turn limit) from `endbook oware info`."""
-    run = subprocess.run([str(BINARY), "oware", "info", "--book", str(book)], capture_output=True, text=True)
+    run = subprocess.run([str(binary), "oware", "info", "--book", str(book)], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(run.stderr.strip())
     info = run.stdout
@@ -90,7 +91,7 @@ def finish(process, thread, result, start, name, other=None):
     if process.wait() != 0:
         if other is not None:
             other.kill()
-        sys.exit(f"{name} failed (exit {process.returncode})")
+        sys.exit(f"{name} failed ({describe_exit(process.returncode)})")
     return result[0], result[1], time.monotonic() - start, result[2]
 
 
@@ -98,17 +99,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--book", type=Path, required=True, help="the Oware book to check")
     parser.add_argument("--port", type=Path, default=ROOT / "scripts" / "dense_port.cpp",
-                        help="the port's source (default scripts/dense_port.cpp)")
+                        help="the port's source (default scripts/dense_port.cpp), compiled with g++")
+    parser.add_argument("--binary", type=Path, default=BINARY,
+                        help="endbook to export the book with (default target/release/endbook; this script never "
+                             "builds it)")
     parser.add_argument("--each-seed-count", action="store_true",
                         help="also print the SHA-256 of the flat export of the book of each smaller seed count "
                              "(the first boards of each layer), equal to the port's when the whole is")
     args = parser.parse_args()
-    if not BINARY.exists():
-        sys.exit(f"{BINARY} is missing: run `cargo build --release` first")
-    seeds, limit = book_shape(args.book)
+    if args.binary == BINARY and not BINARY.exists():
+        usage_error(f"{BINARY} is missing: run `cargo build --release` first, or pass --binary")
+    check_executable(args.binary, "--binary")
+    if not args.book.is_file():
+        usage_error(f"--book {args.book}: no such file")
+    check_source(args.port, "--port")
+    seeds, limit = book_shape(args.binary, args.book)
     with tempfile.TemporaryDirectory() as tmp:
         program = Path(tmp) / f"dense-port-{seeds}"
-        compile_cpp(args.port, program, f"-DNSEEDS={seeds}", f"-DLAYERS={limit}")
+        compile_cpp(args.port, program, f"-DNSEEDS={seeds}", f"-DLAYERS={limit}", option="--port")
         print(f"{args.book}: {seeds} seeds, {limit} layers; the port and the export run side by side",
               file=sys.stderr)
         # The port writes its layers to a pipe given as /dev/fd/N.
@@ -123,7 +131,7 @@ def main():
         port_thread.start()
         # Boards with 1..=n seeds, for each n: C(n + 12, 12) - 1.
         prefixes = [math.comb(n + 12, 12) - 1 for n in range(1, seeds + 1)] if args.each_seed_count else []
-        export = run_hashed([str(BINARY), "oware", "export", "--book", str(args.book), "--layers", str(limit),
+        export = run_hashed([str(args.binary), "oware", "export", "--book", str(args.book), "--layers", str(limit),
                              "--out", "-"], "export", prefixes[-1] if prefixes else None, prefixes)
         ours = finish(*export, "endbook oware export", other=port)
         theirs = finish(port, port_thread, port_result, port_start, "the dense port")

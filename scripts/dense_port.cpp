@@ -13,6 +13,7 @@
 //                           # `endbook oware export --layers 200` writes too
 //                           # (F may be a pipe: --flat >(sha256sum); the time
 //                           # printed then includes the writes)
+//   (anything else, `--flat` without F included, prints the usage and exits 2)
 //
 // The CSV rows match `endbook oware stats --format csv` (its value columns),
 // so a run checks itself against the book (scripts/scaling.py --port does);
@@ -97,7 +98,14 @@ static bool write_layer(FILE* f, const std::vector<int8_t>& layer) {
 int main(int argc, char** argv) {
     const char* last_path = nullptr;
     FILE* flat = nullptr;
-    if (argc > 2 && std::string(argv[1]) == "--flat") {
+    // `--flat F` or one LAST path (not an option), else usage: `--flat` alone
+    // must not write a file named `--flat`.
+    bool is_flat = argc > 1 && std::string(argv[1]) == "--flat";
+    if ((is_flat && argc != 3) || (!is_flat && (argc > 2 || (argc == 2 && argv[1][0] == '-')))) {
+        fprintf(stderr, "usage: %s [LAST] | --flat FILE\n", argv[0]);
+        return 2;
+    }
+    if (is_flat) {
         flat = fopen(argv[2], "wb");
         if (!flat) {
             fprintf(stderr, "cannot write %s\n", argv[2]);

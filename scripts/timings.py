@@ -4,14 +4,17 @@
 Runs, in one go on this machine:
   1. `cargo bench --bench kernels --bench probe` (kernel sweeps, mirror
      transposes, change packing, movegens and book lookups on the 12-seed
-     data, and the row sweeps of the 16-seed level);
+     data, and the row sweeps of the 16-seed level), built by cargo from
+     this checkout: --binary does not apply to them (--skip-benches where
+     there is no cargo);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
      sweeps (the default) and on dense sweeps, on 1 thread and on all
      threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
   3. the article's C++ program for N = 9 (compiled with g++ -O3 -march=native
      from the path given; never copied into the project), REPEAT times, and
      with --enlarged, its enlarged version at -DNSEEDS=12 (the article's
-     algorithm sized for 12 seeds and 200 layers).
+     algorithm sized for 12 seeds and 200 layers), min(REPEAT, 3) times
+     (about 5 s a run).
 Writes results/<cpu-model>-family-<cpu-family>/<date>.md and .csv with every
 configuration column.
 
@@ -25,6 +28,8 @@ import datetime
 import json
 import os
 import re
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -62,6 +67,72 @@ def cpu_model_number():
 
 GNU_TIME = Path("/usr/bin/time")
 
+# Lines of a failed child's stderr shown with the failure.
+STDERR_TAIL = 10
+
+
+def usage_error(message):
+    """Bad input or a missing tool, found before any work: one line on stderr, exit status 2."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
+def describe_exit(code, report=""):
+    """A child's end as words: `exit code N` or `killed by signal SIGNAME`, from its return code (negative for
+    a signal) or, under GNU time (which exits 128 + N), from GNU time's report."""
+    match = re.search(r"terminated by signal (\d+)", report)
+    number = int(match.group(1)) if match else -code if code < 0 else None
+    if number is None:
+        return f"exit code {code}"
+    try:
+        return f"killed by signal {signal.Signals(number).name}"
+    except ValueError:
+        return f"killed by signal {number}"
+
+
+def check_executable(path, option):
+    """Exits 2 unless `path` (given as `option`) is an executable file."""
+    if not Path(path).is_file():
+        usage_error(f"{option} {path}: no such file")
+    if not os.access(path, os.X_OK):
+        usage_error(f"{option} {path}: not executable")
+
+
+def check_source(path, option, alternative=""):
+    """Exits 2 unless `path` (given as `option`) is a C++ source that can be compiled: the file exists and g++ is
+    on PATH (else the message names how to install it, and `alternative`)."""
+    if not Path(path).is_file():
+        usage_error(f"{option} {path}: no such file")
+    if shutil.which("g++") is None:
+        usage_error(f"g++ not found on PATH, needed to compile {option} {path}: install it (Debian: apt-get install "
+                    f"g++){alternative}")
+
+
+def check_program(path, option):
+    """A program given either as a .cpp source (compiled with g++) or built: exits 2 unless it can be used."""
+    if Path(path).suffix == ".cpp":
+        check_source(path, option, " or pass a build of it")
+    else:
+        check_executable(path, option)
+
+
+def endbook_binary(binary, nice=False):
+    """The endbook to run: `binary` when given, else target/release/endbook, built first with `cargo build
+    --release` where cargo is on PATH (under `nice -n 19` with `nice`). Exits 2 unless it is an executable
+    file, 1 when the build fails."""
+    if binary is None:
+        binary = BINARY
+        if shutil.which("cargo"):
+            build = subprocess.run((["nice", "-n", "19"] if nice else []) + ["cargo", "build", "--release", "--quiet"],
+                                   cwd=ROOT)
+            if build.returncode != 0:
+                sys.exit(f"cargo build --release failed ({describe_exit(build.returncode)})")
+        if not binary.exists():
+            usage_error(f"no endbook at {binary} and no cargo to build it: build it (cargo build --release) or "
+                        "pass --binary")
+    check_executable(binary, "--binary")
+    return binary
+
 
 def timed(command, cwd=None):
     """Runs command; returns (wall seconds, peak RSS in bytes, stdout, user + system CPU seconds).
@@ -70,16 +141,26 @@ def timed(command, cwd=None):
     child's own ru_maxrss is no use for small runs: Linux carries into it the
     peak of the process it was started from (this interpreter, about 16 MB),
     so a 10 MB run reads 16 MB. GNU time's own is about 2 MB. Without it,
-    ru_maxrss is taken, an upper bound."""
-    with tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
+    ru_maxrss is taken, an upper bound.
+
+    The child's stderr is kept aside: when it fails, the script exits
+    (status 1) naming its exit code or signal, with the last lines of it."""
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss, tempfile.TemporaryFile() as errors:
         wrapped = [GNU_TIME, "-f", "%M", "-o", rss.name, *command] if GNU_TIME.exists() else command
         start = time.perf_counter()
-        process = subprocess.Popen(wrapped, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            process = subprocess.Popen(wrapped, cwd=cwd, stdout=subprocess.PIPE, stderr=errors)
+        except OSError as error:
+            sys.exit(f"cannot run {command[0]}: {error.strerror}")
         stdout = process.stdout.read()
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         if status != 0:
-            sys.exit(f"failed ({status}): {' '.join(map(str, command))}")
+            report = rss.read() if wrapped is not command else ""
+            errors.seek(0)
+            tail = errors.read().decode(errors="replace").rstrip().splitlines()[-STDERR_TAIL:]
+            sys.exit(f"failed ({describe_exit(os.waitstatus_to_exitcode(status), report)}): "
+                     f"{' '.join(map(str, command))}" + "".join(f"\n  {line}" for line in tail))
         peak_kib = int(rss.read().split()[-1]) if wrapped is not command else usage.ru_maxrss
     return wall, peak_kib * 1024, stdout.decode(), usage.ru_utime + usage.ru_stime
 
@@ -105,10 +186,13 @@ def commit_label():
     return commit + (" with uncommitted changes" if dirty else "")
 
 
-def compile_cpp(source, output, *flags):
-    """Builds one of the article's C++ programs as the tables quote it: g++ -O3 -march=native."""
-    subprocess.run(["g++", "-O3", "-march=native", *flags, "-o", str(output), str(Path(source).resolve())],
-                   check=True)
+def compile_cpp(source, output, *flags, option="source"):
+    """Builds one of the article's C++ programs as the tables quote it: g++ -O3 -march=native. Exits 2 without g++
+    or the source (given as `option`), 1 when g++ fails (its errors are on stderr)."""
+    check_source(source, option)
+    build = subprocess.run(["g++", "-O3", "-march=native", *flags, "-o", str(output), str(Path(source).resolve())])
+    if build.returncode != 0:
+        sys.exit(f"g++ failed to compile {source} ({describe_exit(build.returncode)})")
 
 
 def summary(samples):
@@ -126,9 +210,12 @@ def repeated(command, repeat, cwd=None):
 
 
 def run_benches():
+    """`cargo bench` on this checkout (never --binary): the criterion results."""
     print("running cargo bench --bench kernels --bench probe ...", file=sys.stderr)
-    subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
-                   check=True, stdout=subprocess.DEVNULL)
+    bench = subprocess.run(["cargo", "bench", "--bench", "kernels", "--bench", "probe", "--", "--noplot"], cwd=ROOT,
+                           stdout=subprocess.DEVNULL)
+    if bench.returncode != 0:
+        sys.exit(f"cargo bench failed ({describe_exit(bench.returncode)})")
     return collect_benches(BENCH_GROUPS)
 
 
@@ -160,33 +247,43 @@ def main():
                         help="path to article-oware-book.cpp (compiled, never copied)")
     parser.add_argument("--enlarged", type=Path,
                         help="path to article-oware-book-enlarged.cpp, run at -DNSEEDS=12 (compiled, never copied)")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per configuration (default 5)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="runs per configuration (default 5; the enlarged program min(REPEAT, 3))")
     parser.add_argument("--seeds", default="9,10,11,12", help="book sizes to time (default 9,10,11,12)")
     parser.add_argument("--skip-benches", action="store_true", help="only the end-to-end runs")
     parser.add_argument("--binary", type=Path,
-                        help="time this endbook build instead of building target/release/endbook with cargo "
-                             "(with --skip-benches, for a machine without cargo)")
+                        help="time this endbook build in the end-to-end runs (default target/release/endbook, "
+                             "built with cargo when cargo is there); the criterion benches do not use it: "
+                             "`cargo bench` builds them from this checkout, so on a machine without cargo add "
+                             "--skip-benches")
     parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
     parser.add_argument("--commit", help="commit to name in the table (default: from git)")
     args = parser.parse_args()
     if args.repeat < 1:
-        sys.exit("--repeat must be at least 1")
+        usage_error("--repeat must be at least 1")
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
-        sys.exit(f"--seeds {args.seeds!r}: expected a comma list of seed counts, e.g. 9,10,11,12")
+        usage_error(f"--seeds {args.seeds!r}: expected a comma list of seed counts, e.g. 9,10,11,12")
+    if min(seeds) < 1:
+        usage_error(f"--seeds {args.seeds!r}: seed counts must be at least 1")
+    if not args.skip_benches and shutil.which("cargo") is None:
+        usage_error("cargo not found: the criterion benches are built and run by `cargo bench` (install Rust, "
+                    "https://rustup.rs), or pass --skip-benches to time only the end-to-end runs")
+    check_source(args.article, "--article")
+    if args.enlarged:
+        check_source(args.enlarged, "--enlarged")
     threads_all = os.cpu_count()
+    enlarged_runs = max(1, min(args.repeat, 3))  # about 5 s a run
 
-    binary = args.binary or BINARY
-    if args.binary is None:
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    binary = endbook_binary(args.binary)
     bench_rows = [] if args.skip_benches else run_benches()
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         article = tmp / "article"
-        compile_cpp(args.article, article)
+        compile_cpp(args.article, article, option="--article")
         configs = []
         for n in seeds:
             for threads in sorted({1, threads_all}):
@@ -228,8 +325,8 @@ def main():
         enlarged_row = None
         if args.enlarged:
             enlarged = tmp / "enlarged"
-            compile_cpp(args.enlarged, enlarged, "-DNSEEDS=12")
-            (median, low, high), peak = repeated([enlarged], max(1, min(args.repeat, 3)), cwd=tmp)
+            compile_cpp(args.enlarged, enlarged, "-DNSEEDS=12", option="--enlarged")
+            (median, low, high), peak = repeated([enlarged], enlarged_runs, cwd=tmp)
             enlarged_row = {"program": "article enlarged C++ (-DNSEEDS=12)", "kernel": "-", "movegen": "-",
                             "sweep": "dense", "threads": 1, "N": 12, "median_s": median, "min_s": low,
                             "max_s": high, "peak_rss_mb": peak / 1e6}
@@ -277,13 +374,21 @@ def main():
                              f"{rate:.4g}" if rate else ""])
 
     article_median = article_row["median_s"]
+    runs = f"each configuration run {args.repeat} times"
+    if enlarged_row:
+        runs += f" (the article's enlarged program {enlarged_runs} times)"
+    benches = ""
+    if not args.skip_benches:
+        benches = (" The criterion benches are built and run by `cargo bench` from this checkout, not from the "
+                   f"--binary {args.binary} timed end to end." if args.binary else
+                   " The criterion benches are built and run by `cargo bench` from this checkout.")
     lines = [f"# endbook timings: {model}", "",
              f"{stamp}, commit {commit}, {threads_all} threads available, CPU family {cpu_family()}, "
              f"model {cpu_model_number()}. "
-             f"Produced by `{command}`; each configuration run {args.repeat} times, wall clock of the whole "
+             f"Produced by `{command}`; {runs}, wall clock of the whole "
              "command (building the child cache, sweeping, writing the book). Sweeps run level by level "
              "unless the sweep column says otherwise. The last column: the article's program at N=9 "
-             "(and its enlarged version at N=12, where measured) over this row's median.", "",
+             "(and its enlarged version at N=12, where measured) over this row's median." + benches, "",
              "## End-to-end `endbook oware generate`", "",
              "| N | kernel | movegen | sweep | threads | median s | min s | max s | peak RSS MB | article / this |",
              "|---|---|---|---|---|---|---|---|---|---|"]
