@@ -1114,3 +1114,21 @@ fn parallel_checksums_equal_plain_ones() {
         );
     }
 }
+
+/// A turn limit no book can record is refused before any work (a book
+/// generated with it would be written, then refused on open).
+#[test]
+fn generating_with_a_turn_limit_no_book_records_panics() {
+    for (limit, message) in [
+        (0, "turn limit 0: books hold 1 to 65535"),
+        (65_536, "turn limit 65536: books hold 1 to 65535"),
+    ] {
+        let options = GenerateOptions {
+            turn_limit: limit,
+            ..GenerateOptions::new(2)
+        };
+        let outcome = std::panic::catch_unwind(|| generate(options, |_| {}));
+        let error = outcome.err().expect("no book");
+        assert_eq!(*error.downcast::<String>().unwrap(), message);
+    }
+}

@@ -185,6 +185,27 @@ fn the_largest_book_fits_32_bit_indices() {
     assert_eq!(index.boards_from(last).count(), 1);
 }
 
+/// A board with more seeds than the index holds has no index or rank (they
+/// would be another board's, or past the end).
+#[test]
+fn boards_beyond_the_index_panic() {
+    let index = BoardIndex::new(8);
+    let nine: Board = "9 0 0 0 0 0 0 0 0 0 0 0".parse().unwrap();
+    let eight: Board = "8 0 0 0 0 0 0 0 0 0 0 0".parse().unwrap();
+    assert_eq!(index.index(&eight), index.states() - 1);
+    for what in ["index", "rank"] {
+        let outcome = std::panic::catch_unwind(|| match what {
+            "index" => index.index(&nine),
+            _ => index.rank(&nine),
+        });
+        let message = *outcome.unwrap_err().downcast::<String>().unwrap();
+        assert_eq!(
+            message, "a board of 9 seeds: the index holds at most 8",
+            "{what}"
+        );
+    }
+}
+
 #[test]
 #[should_panic]
 fn an_index_beyond_the_largest_book_panics() {

@@ -12,7 +12,7 @@ use endbook::engine::{SweepMode, MIN_TRIAL_STATES};
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
     Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, ProbeError, DEFAULT_TURN_LIMIT,
-    MAX_BOOK_SEEDS,
+    MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
@@ -385,10 +385,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             args.max_seeds
         )));
     }
-    if !(1..=u32::from(u16::MAX)).contains(&args.turn_limit) {
+    if !(1..=MAX_TURN_LIMIT).contains(&args.turn_limit) {
         return Err(CliError::Input(format!(
-            "--turn-limit must be between 1 and {}, got {}",
-            u16::MAX,
+            "--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {}",
             args.turn_limit
         )));
     }

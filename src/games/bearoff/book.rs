@@ -333,18 +333,33 @@ impl BearoffBook {
 
     /// Writes a cubeless table (from [`super::solve::solve`] over
     /// `Universe::full(checkers)`) as a book, narrowing it in place to 16 bits.
+    ///
+    /// # Panics
+    ///
+    /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
+    /// the size of that universe's table.
     pub fn write_cubeless(path: &Path, checkers: usize, table: Vec<u32>) -> Result<(), BookError> {
         let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
         write_book(path, checkers, false, slots, &bytes)
     }
 
     /// Writes a cubeful table as a book, narrowing it in place to 16 bits.
+    ///
+    /// # Panics
+    ///
+    /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
+    /// the size of that universe's table.
     pub fn write_cubeful(path: &Path, checkers: usize, table: Vec<f64>) -> Result<(), BookError> {
         let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
         write_book(path, checkers, true, slots, &bytes)
     }
 
     /// A cubeless book in memory.
+    ///
+    /// # Panics
+    ///
+    /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
+    /// the size of that universe's table.
     pub fn cubeless_bytes(checkers: usize, table: Vec<u32>) -> Vec<u8> {
         let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
         book::to_bytes(
@@ -355,6 +370,11 @@ impl BearoffBook {
     }
 
     /// A cubeful book in memory.
+    ///
+    /// # Panics
+    ///
+    /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
+    /// the size of that universe's table.
     pub fn cubeful_bytes(checkers: usize, table: Vec<f64>) -> Vec<u8> {
         let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
         book::to_bytes(GAME_TAG, &params(checkers, true, slots), &[section(&bytes)])

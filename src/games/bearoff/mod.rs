@@ -85,6 +85,10 @@ impl GenerateOptions {
     }
 
     /// Pairs in the table, padding included.
+    ///
+    /// # Panics
+    ///
+    /// With more than [`MAX_CHECKERS`] checkers.
     pub fn pairs(&self) -> u64 {
         let slots = Universe::full_layout(self.checkers).slots() as u64;
         slots * slots
@@ -121,8 +125,16 @@ pub struct Generated {
 }
 
 /// Generates the full table of `options.checkers` checkers per side.
+///
+/// # Panics
+///
+/// With a checker count outside `1..=`[`MAX_CHECKERS`].
 pub fn generate(options: GenerateOptions, progress: impl FnMut(Progress)) -> Generated {
-    assert!((1..=MAX_CHECKERS).contains(&options.checkers));
+    assert!(
+        (1..=MAX_CHECKERS).contains(&options.checkers),
+        "{} checkers: generate takes 1 to {MAX_CHECKERS} per side",
+        options.checkers
+    );
     let start = Instant::now();
     let universe = Universe::full(options.checkers);
     let universe_time = start.elapsed();

@@ -108,8 +108,15 @@ impl Universe {
 
     /// The slots of [`Universe::full`] without the result groups: enough to
     /// find a side's slot, which is all a book lookup needs.
+    ///
+    /// # Panics
+    ///
+    /// Above [`MAX_CHECKERS`].
     pub fn full_layout(max_checkers: usize) -> Universe {
-        assert!(max_checkers <= MAX_CHECKERS);
+        assert!(
+            max_checkers <= MAX_CHECKERS,
+            "{max_checkers} checkers: at most {MAX_CHECKERS} per side"
+        );
         let keys = Keys::new();
         let sides: Vec<Side> = (0..=max_checkers)
             .flat_map(|c| keys.sides_with(c).collect::<Vec<_>>())

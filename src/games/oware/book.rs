@@ -18,7 +18,7 @@
 
 use super::board::Board;
 use super::compact;
-use super::generate::Generated;
+use super::generate::{Generated, MAX_TURN_LIMIT};
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
 use crate::book::{self, Appender, BookError, Container, SectionData};
@@ -269,7 +269,7 @@ impl OwareBook {
         if rules != RULES_ABAPA {
             return Err(container.corrupt(format!("unknown Oware rules variant {rules}")));
         }
-        if !(1..=u64::from(u16::MAX)).contains(&turn_limit)
+        if !(1..=u64::from(MAX_TURN_LIMIT)).contains(&turn_limit)
             || !(1..=turn_limit).contains(&turns_swept)
         {
             return Err(container.corrupt(format!(
@@ -452,14 +452,29 @@ impl OwareBook {
     }
 
     /// The stored bytes of level `seeds`, in [`OwareBook::encoding`].
+    ///
+    /// # Panics
+    ///
+    /// Where `seeds` is above [`OwareBook::max_seeds`].
     pub fn level_bytes(&self, seeds: u32) -> &[u8] {
+        self.assert_level(seeds);
         self.container.section(seeds as usize)
+    }
+
+    fn assert_level(&self, seeds: u32) {
+        assert!(
+            seeds <= self.max_seeds(),
+            "level {seeds}: the book holds levels 0 to {}",
+            self.max_seeds()
+        );
     }
 
     /// Every layer the book stores, as the generator's per-layer changes:
     /// what [`crate::games::oware::extend`] builds on.
     ///
-    /// Panics on a book opened with [`OwareBook::open_for_lookups`].
+    /// # Panics
+    ///
+    /// On a book opened with [`OwareBook::open_for_lookups`].
     pub fn solution(&self) -> Solution {
         self.whole_book_reader();
         let last_change = self.levels.iter().map(|l| l.last_change).max().unwrap_or(1);
@@ -629,9 +644,13 @@ impl OwareBook {
 
     /// Statistics of level `seeds`: value changes and converged values.
     ///
-    /// Panics on a book opened with [`OwareBook::open_for_lookups`].
+    /// # Panics
+    ///
+    /// On a book opened with [`OwareBook::open_for_lookups`], and where
+    /// `seeds` is above [`OwareBook::max_seeds`].
     pub fn level_stats(&self, seeds: u32) -> LevelStats {
         self.whole_book_reader();
+        self.assert_level(seeds);
         let level = self.levels[seeds as usize];
         let section = self.container.section(seeds as usize);
         let boards = level.states as usize;

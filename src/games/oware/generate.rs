@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 /// The turn limit of CodinGame's Oware Abapa.
 pub const DEFAULT_TURN_LIMIT: u32 = 200;
 
+/// The largest turn limit a book records (a book's layers are numbered in
+/// 16 bits).
+pub const MAX_TURN_LIMIT: u32 = u16::MAX as u32;
+
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
 pub struct GenerateOptions {
@@ -80,7 +84,13 @@ impl Generated {
     }
 
     /// The levels of `book`, for [`extend`] to build on (`options` as for
-    /// the extension; the book's turn limit must equal its turn limit).
+    /// the extension): its options are `options` with the book's seed count
+    /// and turn limit, so the extension's turn limit must equal the book's.
+    ///
+    /// # Panics
+    ///
+    /// On a book opened with [`OwareBook::open_for_lookups`] (see
+    /// [`OwareBook::solution`]).
     pub fn from_book(book: &OwareBook, options: GenerateOptions) -> Generated {
         let solution = book.solution();
         Generated {
@@ -144,6 +154,11 @@ pub fn build_cache(index: &BoardIndex, from_seeds: u32, movegen: MoveGen) -> Mov
 
 /// Generates the book from scratch; `observer` sees each layer and each
 /// completed level.
+///
+/// # Panics
+///
+/// With more than [`MAX_BOOK_SEEDS`] seeds, or a turn limit outside
+/// `1..=`[`MAX_TURN_LIMIT`].
 pub fn generate(options: GenerateOptions, observer: impl FnMut(Progress<'_>)) -> Generated {
     extend(Generated::empty(options), options, observer)
 }
@@ -152,20 +167,37 @@ pub fn generate(options: GenerateOptions, observer: impl FnMut(Progress<'_>)) ->
 /// to `base` (generated with the same turn limit), solving only the new ones.
 /// A `base` with `options.max_seeds = 0` and [`Solution::empty`] starts
 /// from scratch.
+///
+/// # Panics
+///
+/// As [`generate`], and where `base`'s turn limit differs from
+/// `options.turn_limit` or `base` holds more seed levels than
+/// `options.max_seeds` asks for.
 pub fn extend(
     base: Generated,
     options: GenerateOptions,
     mut observer: impl FnMut(Progress<'_>),
 ) -> Generated {
-    assert!(options.max_seeds <= MAX_BOOK_SEEDS);
+    assert!(
+        options.max_seeds <= MAX_BOOK_SEEDS,
+        "{} seeds: books hold at most {MAX_BOOK_SEEDS}",
+        options.max_seeds
+    );
+    assert!(
+        (1..=MAX_TURN_LIMIT).contains(&options.turn_limit),
+        "turn limit {}: books hold 1 to {MAX_TURN_LIMIT}",
+        options.turn_limit
+    );
     assert_eq!(
         base.options.turn_limit, options.turn_limit,
-        "same turn limit"
+        "the base's turn limit differs from the extension's"
     );
     let solved_levels = base.solution.levels.len() as u32;
     assert!(
         solved_levels <= options.max_seeds + 1,
-        "more levels than asked for"
+        "the base holds {} seed levels, more than the {} asked for",
+        solved_levels,
+        options.max_seeds + 1
     );
     let start = Instant::now();
     let solve_options = SolveOptions {

@@ -57,22 +57,44 @@ impl BoardIndex {
     }
 
     /// Rank of `board` within its level.
+    ///
+    /// # Panics
+    ///
+    /// Where `board` holds more than [`BoardIndex::max_seeds`] seeds.
     #[inline]
     pub fn rank(&self, board: &Board) -> usize {
+        self.assert_indexed(board.seeds());
         self.ranks.rank(board.houses()) as usize
     }
 
-    /// Global index of `board`, which must hold at most `max_seeds` seeds.
+    /// Global index of `board`.
+    ///
+    /// # Panics
+    ///
+    /// Where `board` holds more than [`BoardIndex::max_seeds`] seeds.
     #[inline]
     pub fn index(&self, board: &Board) -> usize {
-        self.level_starts[board.seeds() as usize] + self.rank(board)
+        let seeds = board.seeds();
+        self.assert_indexed(seeds);
+        self.level_starts[seeds as usize] + self.ranks.rank(board.houses()) as usize
     }
 
-    /// Global index of `board`, which holds exactly `seeds` seeds.
+    #[inline]
+    fn assert_indexed(&self, seeds: u32) {
+        assert!(
+            seeds <= self.max_seeds(),
+            "a board of {seeds} seeds: the index holds at most {}",
+            self.max_seeds()
+        );
+    }
+
+    /// Global index of `board`, which holds exactly `seeds` seeds (checked
+    /// in debug builds only: the child cache's builder calls this for every
+    /// move and knows the count).
     #[inline]
     pub fn index_with_seeds(&self, board: &Board, seeds: u32) -> usize {
         debug_assert_eq!(board.seeds(), seeds);
-        self.level_starts[seeds as usize] + self.rank(board)
+        self.level_starts[seeds as usize] + self.ranks.rank(board.houses()) as usize
     }
 
     /// The board at global index `index`.

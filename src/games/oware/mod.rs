@@ -16,6 +16,7 @@ pub use book::{
 };
 pub use generate::{
     extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, DEFAULT_TURN_LIMIT,
+    MAX_TURN_LIMIT,
 };
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};

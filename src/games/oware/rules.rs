@@ -59,6 +59,10 @@ fn sow(board: &mut Board, house: usize) -> usize {
 
 /// Plays `house` for the player to move: `None` if it is empty or the move is
 /// illegal (it would leave the opponent without seeds).
+///
+/// # Panics
+///
+/// Where `house` is not one of the mover's, 0-5.
 #[inline]
 pub fn play(board: &Board, house: usize) -> Option<MoveOutcome> {
     assert!(house < SIDE, "the player to move owns houses 0-5");
