@@ -36,7 +36,10 @@ pub const EVERY_SWEEP: [(endbook::engine::SweepMode, bool); 7] = {
 /// Runs the `endbook` binary with `args`.
 #[allow(dead_code)] // not every test crate runs the binary
 pub fn endbook(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
+    // Built with the `cli` feature only (the default): without it, the test
+    // crates that run it are left out (Cargo.toml's required-features).
+    let binary = option_env!("CARGO_BIN_EXE_endbook").expect("the endbook binary (feature cli)");
+    std::process::Command::new(binary)
         .args(args)
         .output()
         .expect("the endbook binary runs")
