@@ -14,7 +14,8 @@
 //!   bear-off has its own solver in [`games::bearoff`]);
 //! - [`kernels`]: the layer-update kernels (cache sweeps, Oware's row
 //!   programs, change packing);
-//! - [`book`]: the book container format.
+//! - [`book`]: the book container format, and the per-board change lists
+//!   ([`book::compact`]) a game can store its levels in.
 //!
 //! ```
 //! use endbook::games::oware::{generate, Board, GenerateOptions, OwareBook};

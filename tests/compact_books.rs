@@ -1,7 +1,7 @@
 //! The compact encoding: exact round-trips, identical answers to the layer
 //! encoding, and malformed sections refused even under valid checksums.
 
-use endbook::games::oware::compact::{self, Codec, Level};
+use endbook::book::compact::{self, Codec, Level};
 use endbook::games::oware::{
     generate, BoardIndex, Encoding, GenerateOptions, OwareBook, ProbeError,
 };

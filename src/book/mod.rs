@@ -26,6 +26,7 @@
 //! whole by [`write()`], or section by section by an [`Appender`], whose file
 //! is a complete book of the sections committed so far (a checkpoint).
 
+pub mod compact;
 mod direct;
 
 use direct::DirectWriter;

@@ -17,11 +17,10 @@
 //!   written before version 2 hold them (read, and written on request).
 
 use super::board::Board;
-use super::compact;
 use super::generate::{Generated, MAX_TURN_LIMIT};
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::legal_moves;
-use crate::book::{self, Appender, BookError, Container, SectionData};
+use crate::book::{self, compact, Appender, BookError, Container, SectionData};
 use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;

@@ -2,7 +2,6 @@
 
 pub mod board;
 pub mod book;
-pub mod compact;
 pub mod generate;
 pub mod index;
 pub mod movegen;

@@ -1,5 +1,8 @@
-//! The compact encodings of one seed level: per board, the turns at which
-//! its value changes and by how much, mostly a byte per change.
+//! The compact encodings of one level of a game's positions: per position
+//! (a *board*, below, as in Oware, the game that stores its seed levels
+//! this way), the turns at which its value changes and by how much, mostly
+//! a byte per change. Nothing here knows a game: a level is a count of
+//! boards and their changes, turn by turn, from a [`TurnOrder`].
 //!
 //! Values change rarely (a board changes value a handful of times over 200
 //! turns) and by little, so a level is stored as records, one per board in
