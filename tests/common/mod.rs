@@ -33,13 +33,12 @@ pub const EVERY_SWEEP: [(endbook::engine::SweepMode, bool); 7] = {
     ]
 };
 
-/// Runs the `endbook` binary with `args`.
+/// Runs the `endbook` binary with `args` (built with the default feature
+/// `cli`; without it, the test crates that run it are left out).
+#[cfg(feature = "cli")]
 #[allow(dead_code)] // not every test crate runs the binary
 pub fn endbook(args: &[&str]) -> std::process::Output {
-    // Built with the `cli` feature only (the default): without it, the test
-    // crates that run it are left out (Cargo.toml's required-features).
-    let binary = option_env!("CARGO_BIN_EXE_endbook").expect("the endbook binary (feature cli)");
-    std::process::Command::new(binary)
+    std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
         .args(args)
         .output()
         .expect("the endbook binary runs")
