@@ -1,8 +1,8 @@
 //! Every kernel the CPU supports against the scalar oracle: random caches,
 //! awkward lengths and offsets, extreme values, and whole books.
 
-use endbook::engine::{zeroed_layer, MoveCache, PackedChanges, SweepMode, LANES, VALUE_BOUND};
-use endbook::games::oware::{generate, GenerateOptions, OwareBook};
+use endbook::engine::{zeroed_layer, MoveCache, PackedChanges, LANES, VALUE_BOUND};
+use endbook::games::oware::{generate, GenerateOptions, OwareBook, Sweep};
 use endbook::kernels::rows::{RowMove, RowProgram, RowSweep, Run, RunLists};
 use endbook::kernels::{Kernel, KernelChoice, KernelKind, LAYER_PADDING};
 use std::io::Write;
@@ -171,7 +171,7 @@ fn forced_kernels_generate_identical_books() {
         OwareBook::to_bytes(&generate(options, |_| {}))
     };
     let scalar = KernelChoice::Fixed(Kernel::scalar());
-    let reference = (SweepMode::Runs, true);
+    let reference = (Sweep::Runs, true);
     let expected = book(scalar, reference.0, reference.1);
     let kernels = kernels_under_test();
     for (mode, level_by_level) in EVERY_SWEEP {

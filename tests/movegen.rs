@@ -2,8 +2,8 @@
 //! defines the game: every board up to 9 seeds, random boards up to 31, and
 //! whole books.
 
-use endbook::engine::SweepMode;
 use endbook::games::oware::movegen::{GeneratedMove, MAX_PACKED_SEEDS};
+use endbook::games::oware::Sweep;
 use endbook::games::oware::{
     generate, legal_moves, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
 };
@@ -94,7 +94,7 @@ fn forced_movegens_generate_identical_books() {
         let book = |movegen| {
             let options = GenerateOptions {
                 movegen,
-                mode: SweepMode::Hybrid,
+                mode: Sweep::Hybrid,
                 level_by_level,
                 ..GenerateOptions::new(9)
             };

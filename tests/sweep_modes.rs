@@ -2,20 +2,20 @@
 //! the levels are solved one at a time or all in one pass (run sweeps always
 //! solve one at a time), and whether a book is extended or made at once.
 
-use endbook::engine::{PackedChanges, SweepMode};
+use endbook::engine::PackedChanges;
 use endbook::games::oware::{
-    extend, generate, GenerateOptions, GenerateProgress, Generated, OwareBook,
+    extend, generate, GenerateOptions, GenerateProgress, Generated, OwareBook, Sweep,
 };
 use sha2::{Digest, Sha256};
 
 mod common;
 use common::EVERY_SWEEP;
 
-fn generate_with(max_seeds: u32, mode: SweepMode) -> Generated {
+fn generate_with(max_seeds: u32, mode: Sweep) -> Generated {
     generate_levels(max_seeds, mode, true)
 }
 
-fn generate_levels(max_seeds: u32, mode: SweepMode, level_by_level: bool) -> Generated {
+fn generate_levels(max_seeds: u32, mode: Sweep, level_by_level: bool) -> Generated {
     generate(
         GenerateOptions {
             mode,
@@ -34,10 +34,10 @@ fn modes_give_identical_books_up_to_ten_seeds() {
                 max_seeds, mode, by_level,
             )))
         };
-        let dense = digest(SweepMode::Dense, false);
+        let dense = digest(Sweep::Dense, false);
         let others = EVERY_SWEEP
             .into_iter()
-            .filter(|&sweep| sweep != (SweepMode::Dense, false));
+            .filter(|&sweep| sweep != (Sweep::Dense, false));
         for (mode, by_level) in others {
             assert_eq!(
                 digest(mode, by_level),
@@ -50,14 +50,14 @@ fn modes_give_identical_books_up_to_ten_seeds() {
 
 #[test]
 fn modes_give_identical_changes_at_twelve_seeds() {
-    let dense = generate_levels(12, SweepMode::Dense, false).solution;
+    let dense = generate_levels(12, Sweep::Dense, false).solution;
     assert_eq!(dense.frontier_turns, 0);
     let others = [
-        (SweepMode::Dense, true),
-        (SweepMode::Frontier, true),
-        (SweepMode::Hybrid, true),
-        (SweepMode::Hybrid, false),
-        (SweepMode::Runs, true),
+        (Sweep::Dense, true),
+        (Sweep::Frontier, true),
+        (Sweep::Hybrid, true),
+        (Sweep::Hybrid, false),
+        (Sweep::Runs, true),
     ];
     for (mode, by_level) in others {
         let other = generate_levels(12, mode, by_level).solution;
@@ -81,9 +81,9 @@ fn modes_give_identical_changes_at_twelve_seeds() {
 fn frontier_recomputes_far_fewer_states_than_dense() {
     // Only parents of changed states are recomputed: at 11 seeds about a
     // third of the dense sweeps' updates (66 M against 198 M when measured).
-    let dense = generate_with(11, SweepMode::Dense).solution;
-    let frontier = generate_with(11, SweepMode::Frontier).solution;
-    let hybrid = generate_with(11, SweepMode::Hybrid).solution;
+    let dense = generate_with(11, Sweep::Dense).solution;
+    let frontier = generate_with(11, Sweep::Frontier).solution;
+    let hybrid = generate_with(11, Sweep::Hybrid).solution;
     assert!(
         frontier.state_updates * 2 < dense.state_updates,
         "frontier {} vs dense {} state updates",
@@ -99,13 +99,13 @@ fn run_sweeps_extend_books_of_any_sweep() {
     // Levels solved by the cache-based sweeps carry no mirror changes: the
     // run sweeps derive them by replay before solving the levels above.
     let (low, high) = (7, 10);
-    let base = generate_with(low, SweepMode::Hybrid);
+    let base = generate_with(low, Sweep::Hybrid);
     let runs = GenerateOptions {
-        mode: SweepMode::Runs,
+        mode: Sweep::Runs,
         ..GenerateOptions::new(high)
     };
     let extended = extend(base, runs, |_| {});
-    let at_once = generate_with(high, SweepMode::Dense);
+    let at_once = generate_with(high, Sweep::Dense);
     assert!(extended.solution.changes == at_once.solution.changes);
     assert_eq!(
         OwareBook::to_bytes(&extended),
@@ -114,7 +114,7 @@ fn run_sweeps_extend_books_of_any_sweep() {
     );
     // And run sweeps on top of a book of run sweeps read back from its file.
     let book =
-        OwareBook::from_bytes(OwareBook::to_bytes(&generate_with(low, SweepMode::Runs))).unwrap();
+        OwareBook::from_bytes(OwareBook::to_bytes(&generate_with(low, Sweep::Runs))).unwrap();
     let extended = extend(Generated::from_book(&book, runs), runs, |_| {});
     assert_eq!(
         OwareBook::to_bytes(&extended),
@@ -124,7 +124,7 @@ fn run_sweeps_extend_books_of_any_sweep() {
 
 #[test]
 fn changes_stream_turn_by_turn_in_stretches_as_recorded() {
-    let solution = generate_with(8, SweepMode::Runs).solution;
+    let solution = generate_with(8, Sweep::Runs).solution;
     let states = *solution.level_starts.last().unwrap();
     // Every board's changes from the per-layer lists, the slow way.
     let mut expected = vec![Vec::new(); states];
@@ -181,7 +181,7 @@ fn changes_taken_level_by_level_are_the_whole_solution() {
             parts.push(part);
         }
     });
-    let whole = generate_with(max_seeds, SweepMode::Runs).solution;
+    let whole = generate_with(max_seeds, Sweep::Runs).solution;
     assert_eq!(parts.len(), max_seeds as usize + 1);
     assert_eq!(taken.solution.levels.len(), whole.levels.len());
     let mut joined = vec![PackedChanges::default(); whole.changes.len()];
@@ -212,7 +212,7 @@ fn run_sweeps_on_a_pools_workers_give_the_same_book() {
     let max_seeds = 10;
     let reference = Sha256::digest(OwareBook::to_bytes(&generate_levels(
         max_seeds,
-        SweepMode::Dense,
+        Sweep::Dense,
         false,
     )));
     for threads in 1..=3 {
@@ -223,7 +223,7 @@ fn run_sweeps_on_a_pools_workers_give_the_same_book() {
         for _ in 0..2 {
             let generated = pool.install(|| {
                 assert!(rayon::current_thread_index().is_some());
-                generate_with(max_seeds, SweepMode::Runs)
+                generate_with(max_seeds, Sweep::Runs)
             });
             assert_eq!(
                 Sha256::digest(OwareBook::to_bytes(&generated)),

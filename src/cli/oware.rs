@@ -8,11 +8,11 @@ use super::{
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError, MAGIC};
-use endbook::engine::{SweepMode, MIN_TRIAL_STATES};
+use endbook::engine::MIN_TRIAL_STATES;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
-    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, ProbeError, DEFAULT_TURN_LIMIT,
-    MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
+    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, ProbeError, Sweep,
+    DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
@@ -116,12 +116,12 @@ enum SweepArg {
 }
 
 impl SweepArg {
-    fn mode(self) -> SweepMode {
+    fn mode(self) -> Sweep {
         match self {
-            SweepArg::Dense => SweepMode::Dense,
-            SweepArg::Frontier => SweepMode::Frontier,
-            SweepArg::Hybrid => SweepMode::Hybrid,
-            SweepArg::Runs => SweepMode::Runs,
+            SweepArg::Dense => Sweep::Dense,
+            SweepArg::Frontier => Sweep::Frontier,
+            SweepArg::Hybrid => Sweep::Hybrid,
+            SweepArg::Runs => Sweep::Runs,
         }
     }
 }
@@ -330,7 +330,7 @@ const LEVEL_BYTES: [u64; 21] = [
 const HEADER_BYTES: u64 = 4096;
 
 impl Estimate {
-    fn new(max_seeds: u32, boards: u64, mode: SweepMode, turn_limit: u32) -> Estimate {
+    fn new(max_seeds: u32, boards: u64, mode: Sweep, turn_limit: u32) -> Estimate {
         let estimate = Self::for_200_turns(max_seeds, boards, mode);
         if !encoding_stores_layers(turn_limit) {
             return estimate;
@@ -353,11 +353,11 @@ impl Estimate {
         }
     }
 
-    fn for_200_turns(max_seeds: u32, boards: u64, mode: SweepMode) -> Estimate {
+    fn for_200_turns(max_seeds: u32, boards: u64, mode: Sweep) -> Estimate {
         let above_12 = f64::from(max_seeds) - 12.0;
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
-            SweepMode::Runs => (
+            Sweep::Runs => (
                 (24 << 20) + per_board(12.0 + 1.45 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
@@ -637,8 +637,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     report.turn_limit,
                     report.changed_states,
                     match options.mode {
-                        SweepMode::Runs if report.frontier => "runs, changed rows or boards",
-                        SweepMode::Runs => "runs",
+                        Sweep::Runs if report.frontier => "runs, changed rows or boards",
+                        Sweep::Runs => "runs",
                         _ if report.frontier => "frontier",
                         _ => "dense",
                     },
@@ -665,7 +665,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 // changes go to the encoder. Cache sweeps replay lower levels
                 // from them: it gets a copy of the new levels'.
                 let changes = match options.mode {
-                    SweepMode::Runs => solution.take_changes(),
+                    Sweep::Runs => solution.take_changes(),
                     _ => solution.copy_changes(new_levels.start),
                 };
                 // The last level is committed by `finish`.
@@ -701,7 +701,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             level.kernel.map_or("-", |kernel| kernel.name()),
         );
     }
-    let runs = options.mode == SweepMode::Runs;
+    let runs = options.mode == Sweep::Runs;
     let (partial, prepared) = if runs {
         ("on changed rows or boards only", "run plans")
     } else {

@@ -53,12 +53,11 @@
 //!   pushed, and a game must keep the score at stake within it (Oware: the
 //!   seeds on the board).
 //!
-//! [`solve`] returns a [`Solution`]: each layer's changes, which
+//! [`solve()`] returns a [`Solution`]: each layer's changes, which
 //! [`Solution::changes_from`] streams state by state (what a book encoder
 //! reads) and [`Solution::value`] replays for one state. Oware's default
 //! sweep, `runs`, is its own (`games::oware::runs`): it reads the previous
-//! layer in a game-specific mirror layout instead of a child cache, and
-//! [`solve`] refuses [`SweepMode::Runs`].
+//! layer in a game-specific mirror layout instead of a child cache.
 //!
 //! A take-away game: a heap of counters, a move takes one, two or three, and
 //! taking the last scores 1. Each heap size is a level of its own.

@@ -50,10 +50,6 @@ pub enum SweepMode {
     Frontier,
     /// Dense while many states change, frontier once few do.
     Hybrid,
-    /// Row by row from contiguous runs of the mirror layer, with no child
-    /// cache: a game-specific sweep (Oware's `runs` module), which [`solve`]
-    /// does not perform.
-    Runs,
 }
 
 impl SweepMode {
@@ -63,7 +59,6 @@ impl SweepMode {
             SweepMode::Dense => "dense",
             SweepMode::Frontier => "frontier",
             SweepMode::Hybrid => "hybrid",
-            SweepMode::Runs => "runs",
         }
     }
 }
@@ -351,11 +346,6 @@ pub fn solve<const MOVES: usize>(
     let fixed_end = level_starts[fixed];
     assert!(cache.first_block() * LANES <= fixed_end);
     assert!(options.turn_limit >= 1);
-    assert_ne!(
-        options.mode,
-        SweepMode::Runs,
-        "run sweeps are game-specific"
-    );
 
     let start = Instant::now();
     let Solution {
@@ -405,7 +395,6 @@ pub fn solve<const MOVES: usize>(
             && match options.mode {
                 SweepMode::Dense => false,
                 SweepMode::Frontier => true,
-                SweepMode::Runs => unreachable!(),
                 SweepMode::Hybrid => {
                     let last = last_changes.len() + known_before.len();
                     (last as f64) < FRONTIER_MAX_CHANGED_FRACTION * open_states as f64

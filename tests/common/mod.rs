@@ -20,8 +20,8 @@ pub fn hex(digest: &[u8]) -> String {
 /// Every way to sweep a book: each sweep mode, level by level and (but for
 /// run sweeps, which solve one level at a time) all levels at once.
 #[allow(dead_code)] // for the tests that compare sweeps
-pub const EVERY_SWEEP: [(endbook::engine::SweepMode, bool); 7] = {
-    use endbook::engine::SweepMode::{Dense, Frontier, Hybrid, Runs};
+pub const EVERY_SWEEP: [(endbook::games::oware::Sweep, bool); 7] = {
+    use endbook::games::oware::Sweep::{Dense, Frontier, Hybrid, Runs};
     [
         (Runs, true),
         (Dense, true),

@@ -8,6 +8,7 @@ use super::rules::no_move_score;
 use super::runs::{self, RunSolver};
 use crate::engine::{self, MoveCache, Solution, SolveOptions, SweepMode, TurnReport, LANES};
 use crate::kernels::KernelChoice;
+use std::fmt;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,44 @@ pub const DEFAULT_TURN_LIMIT: u32 = 200;
 /// The largest turn limit a book records (a book's layers are numbered in
 /// 16 bits).
 pub const MAX_TURN_LIMIT: u32 = u16::MAX as u32;
+
+/// How the layers are swept: Oware's own run sweeps, or the engine's over a
+/// child cache. All give identical books.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Row by row from contiguous runs of the mirror layer, no child cache
+    /// (the [`runs`] module; the default, and the fastest).
+    Runs,
+    /// The engine's: every open board, every layer.
+    Dense,
+    /// The engine's: only blocks with a changed child.
+    Frontier,
+    /// The engine's: dense while many boards change, frontier once few do.
+    Hybrid,
+}
+
+impl Sweep {
+    /// The engine's sweep mode, for the sweeps over a child cache.
+    pub fn engine_mode(self) -> Option<SweepMode> {
+        match self {
+            Sweep::Runs => None,
+            Sweep::Dense => Some(SweepMode::Dense),
+            Sweep::Frontier => Some(SweepMode::Frontier),
+            Sweep::Hybrid => Some(SweepMode::Hybrid),
+        }
+    }
+
+    /// Short name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        self.engine_mode().map_or("runs", SweepMode::name)
+    }
+}
+
+impl fmt::Display for Sweep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +70,7 @@ pub struct GenerateOptions {
     pub movegen: MoveGen,
     /// Run sweeps (the default), or dense, frontier or hybrid sweeps over a
     /// child cache (identical books).
-    pub mode: SweepMode,
+    pub mode: Sweep,
     /// Solve one seed level at a time, each after the levels below it, with
     /// the child cache of that level alone in memory (the default); or every
     /// level in one pass (identical books). Run sweeps always solve one level
@@ -47,7 +86,7 @@ impl GenerateOptions {
             turn_limit: DEFAULT_TURN_LIMIT,
             kernel: KernelChoice::Auto,
             movegen: MoveGen::auto(),
-            mode: SweepMode::Runs,
+            mode: Sweep::Runs,
             level_by_level: true,
         }
     }
@@ -200,15 +239,16 @@ pub fn extend(
         options.max_seeds + 1
     );
     let start = Instant::now();
+    let generated = base;
+    let Some(mode) = options.mode.engine_mode() else {
+        return extend_by_runs(generated, options, start, observer);
+    };
     let solve_options = SolveOptions {
         turn_limit: options.turn_limit,
         kernel: options.kernel,
-        mode: options.mode,
+        mode,
     };
-    let mut generated = base;
-    if options.mode == SweepMode::Runs {
-        return extend_by_runs(generated, options, start, observer);
-    }
+    let mut generated = generated;
     // One solve per level, or one for every new level at once.
     let batches: Vec<RangeInclusive<u32>> = if options.level_by_level {
         (solved_levels..=options.max_seeds).map(|s| s..=s).collect()

@@ -14,8 +14,8 @@ pub use book::{
     ProbeError, ScoredMove,
 };
 pub use generate::{
-    extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, DEFAULT_TURN_LIMIT,
-    MAX_TURN_LIMIT,
+    extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, Sweep,
+    DEFAULT_TURN_LIMIT, MAX_TURN_LIMIT,
 };
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
