@@ -7,6 +7,7 @@
 //! SIGPIPE, quietly.
 
 mod bearoff;
+mod checkpoint;
 #[cfg(target_os = "linux")]
 mod interrupt;
 mod oware;

@@ -1,5 +1,8 @@
 //! `endbook oware ...`: generate, probe, info, stats, export.
 
+use super::checkpoint::{
+    being_written, checkpoint_path, checkpoint_state, lock_checkpoint, CheckpointState,
+};
 use super::progress::{LevelProgress, WorkProgress};
 use super::{
     check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
@@ -7,7 +10,7 @@ use super::{
     same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
-use endbook::book::{temporary_path, BookError, MAGIC};
+use endbook::book::{temporary_path, BookError};
 use endbook::engine::MIN_TRIAL_STATES;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
@@ -778,13 +781,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Where a generation writing `out` keeps its checkpoint.
-fn checkpoint_path(out: &Path) -> PathBuf {
-    let mut name = out.as_os_str().to_owned();
-    name.push(".checkpoint");
-    PathBuf::from(name)
-}
-
 /// "level 7" or "levels 0-12".
 fn levels_name(seeds: &std::ops::RangeInclusive<u32>) -> String {
     if seeds.start() == seeds.end() {
@@ -1205,91 +1201,4 @@ fn print_exported(to: &str, book: &OwareBook, layers: u32) {
         grouped(book.flat_len(1)),
         book.max_seeds()
     );
-}
-
-/// What is at a run's checkpoint path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CheckpointState {
-    /// Nothing.
-    Missing,
-    /// A file with no committed level (a run interrupted before its
-    /// first): nothing to keep.
-    Empty,
-    /// A book of the levels an earlier run finished.
-    Levels,
-    /// A file another run holds locked: it is being written.
-    Busy,
-}
-
-/// Whether a checkpoint is at `path`, with finished levels, or being
-/// written by another run.
-fn checkpoint_state(path: &Path) -> Result<CheckpointState, CliError> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
-        // Opening a named pipe would wait for a writer.
-        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
-            return Err(CliError::Input(format!(
-                "{} is not a regular file (a folder, a pipe, a device?): it is where this run keeps its checkpoint; move it away",
-                path.display()
-            )))
-        }
-        _ => {}
-    }
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
-        Err(e) => {
-            return Err(CliError::Input(format!(
-                "{}: {e}: the checkpoint cannot be read",
-                path.display()
-            )))
-        }
-    };
-    match file.try_lock_shared() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(CheckpointState::Busy),
-        // A file system without locks: nothing to learn from it.
-        Err(std::fs::TryLockError::Error(_)) => {}
-    }
-    let mut magic = [0u8; 8];
-    let committed = io::Read::read_exact(&mut file, &mut magic).is_ok() && magic == MAGIC;
-    Ok(if committed {
-        CheckpointState::Levels
-    } else {
-        CheckpointState::Empty
-    })
-}
-
-/// Why a run stops at a checkpoint another run holds locked.
-fn being_written(checkpoint: &Path) -> String {
-    format!(
-        "another run is writing {}: wait for it to end, or give another --out",
-        checkpoint.display()
-    )
-}
-
-/// Opens (creating it if need be, its bytes left alone) and locks the
-/// checkpoint at `path` for this run; the lock holds while the file lives,
-/// across the rename to the output path.
-fn lock_checkpoint(path: &Path) -> Result<File, CliError> {
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| CliError::Failure(format!("{}: {e}", path.display())))?;
-    // Another run's look at the file (a shared lock for a moment) is no
-    // reason to stop: a few tries before taking it for a run writing it.
-    for _ in 0..20 {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                std::thread::sleep(std::time::Duration::from_millis(2))
-            }
-            // A file system without locks: nothing to hold.
-            Err(std::fs::TryLockError::Error(_)) => return Ok(file),
-        }
-    }
-    Err(CliError::Input(being_written(path)))
 }
