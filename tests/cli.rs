@@ -282,6 +282,11 @@ fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
         assert_input_error(&endbook(&generate_args("4", Path::new(out), &[])), needle);
         let bearoff = ["bearoff", "generate", "--checkers", "2", "--out", out];
         assert_input_error(&endbook(&bearoff), needle);
+        // Dry runs say the run would stop.
+        let dry = generate_args("4", Path::new(out), &["--dry-run"]);
+        assert_dry_run_stops(&endbook(&dry), needle);
+        let dry = [&bearoff[..], &["--dry-run"]].concat();
+        assert_dry_run_stops(&endbook(&dry), needle);
         let export = ["oware", "export", "--book", book_arg(), "--out", out];
         assert_input_error(&endbook(&export), needle);
     }
@@ -748,6 +753,25 @@ fn extending_a_book_gives_the_book_generated_at_once() {
         &["--extend", small_arg, "--turn-limit", "90"],
     ));
     assert_input_error(&out, "turn limit 200, this run 90");
+    // Their dry runs say so.
+    let dry = endbook(&generate_args(
+        "5",
+        &refused,
+        &["--extend", small_arg, "--dry-run"],
+    ));
+    assert_dry_run_stops(&dry, "holds up to 5 seeds already");
+    let dry = endbook(&generate_args(
+        "7",
+        &refused,
+        &["--extend", small_arg, "--turn-limit", "90", "--dry-run"],
+    ));
+    assert_dry_run_stops(&dry, "turn limit 200, this run 90");
+    let dry = endbook(&generate_args(
+        "7",
+        &refused,
+        &["--extend", small_arg, "--dry-run"],
+    ));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(!refused.exists());
 }
 
@@ -991,6 +1015,16 @@ fn extend_refuses_a_missing_foreign_or_corrupt_book() {
         &["--extend", corrupt.to_str().unwrap()],
     ));
     assert_input_error(&run, "corrupt.book");
+    // Their dry runs say the run would stop.
+    for book in [&missing, &foreign, &corrupt] {
+        let dry = endbook(&generate_args(
+            "8",
+            &out,
+            &["--extend", book.to_str().unwrap(), "--dry-run"],
+        ));
+        let name = book.file_name().unwrap().to_str().unwrap();
+        assert_dry_run_stops(&dry, name);
+    }
     assert!(!out.exists());
     assert!(!dir.path().join("8.book.checkpoint").exists());
 }

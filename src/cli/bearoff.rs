@@ -3,8 +3,8 @@
 use super::progress::WorkProgress;
 use super::{
     check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
-    human_bytes, human_seconds, on_pool, print_book_size, print_verdict, print_written,
-    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
+    human_bytes, human_seconds, on_pool, print_book_size, print_stop_verdict, print_verdict,
+    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -61,8 +61,9 @@ pub struct GenerateArgs {
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
     /// Print the memory, disk and time the run is expected to take, and
-    /// whether it would start, and stop: exit code 0 where it would start, 2
-    /// (as the run's own refusal) where it would stop at once.
+    /// whether it would start (the run's own checks, in its order), and
+    /// stop: exit code 0 where it would start, 2 (as the run's own refusal)
+    /// where it would stop at once.
     #[arg(long)]
     dry_run: bool,
 }
@@ -203,12 +204,20 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        let stop = print_verdict(
-            memory,
-            available,
-            args.resources.ignore_memory_check,
-            args.disk.shortfall(options.book_bytes(), 0, &out),
-        );
+        // The run's own checks, in its order.
+        let stop = match check_folder_writable(&out) {
+            Err(why) => {
+                let why = why.to_string();
+                print_stop_verdict(&why);
+                Some(why)
+            }
+            Ok(()) => print_verdict(
+                memory,
+                available,
+                args.resources.ignore_memory_check,
+                args.disk.shortfall(options.book_bytes(), 0, &out),
+            ),
+        };
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return dry_run_outcome(stop);
     }

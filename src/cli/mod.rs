@@ -610,13 +610,14 @@ fn disk_shortfall(
 }
 
 /// A dry run's line on whether the run itself would start: the memory
-/// check, then the disk's (`disk`, the reason it would stop, if it would).
-/// Returns the reason the run would stop, if it would.
+/// check, then the others after it (`other`: the reason the first of them
+/// would stop the run, if one would). Returns the reason the run would stop,
+/// if it would.
 fn print_verdict(
     needed: u64,
     available: Option<u64>,
     ignore: bool,
-    disk: Option<String>,
+    other: Option<String>,
 ) -> Option<String> {
     let memory_short = memory_shortfall(needed, available, String::new).is_some();
     let stop = match memory_short && !ignore {
@@ -624,7 +625,7 @@ fn print_verdict(
             "it needs more than {:.0}% of the memory available (--ignore-memory-check to try anyway)",
             MEMORY_HEADROOM * 100.0
         )),
-        false => disk,
+        false => other,
     };
     match &stop {
         Some(why) => print_stop_verdict(why),

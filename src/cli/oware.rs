@@ -74,8 +74,9 @@ pub struct GenerateArgs {
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
     /// Print the memory, disk and time the run is expected to take, and
-    /// whether it would start, and stop: exit code 0 where it would start, 2
-    /// (as the run's own refusal) where it would stop at once.
+    /// whether it would start (the run's own checks, in its order), and
+    /// stop: exit code 0 where it would start, 2 (as the run's own refusal)
+    /// where it would stop at once.
     #[arg(long)]
     dry_run: bool,
     /// Move generator for the child cache (dense, frontier and hybrid sweeps;
@@ -425,11 +426,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let checkpoint = checkpoint_path(&out);
     let existing = checkpoint_state(&checkpoint)?;
     let kept_checkpoint = match existing {
-        CheckpointState::Levels if !args.resume => Some(format!(
+        CheckpointState::Levels if !args.resume => Some(CliError::Input(format!(
             "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
             checkpoint.display()
-        )),
-        CheckpointState::Busy => Some(being_written(&checkpoint)),
+        ))),
+        CheckpointState::Busy => Some(CliError::Input(being_written(&checkpoint))),
         _ => None,
     };
     // A checkpoint resumed grows into the book, and an empty one (whatever
@@ -442,6 +443,17 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let kept_bytes = match kept {
         true => std::fs::metadata(&checkpoint).map_or(0, |m| m.len()),
         false => 0,
+    };
+    let options = GenerateOptions {
+        max_seeds: args.max_seeds,
+        turn_limit: args.turn_limit,
+        kernel: args
+            .kernel
+            .forced()?
+            .map_or(KernelChoice::Auto, KernelChoice::Fixed),
+        movegen: args.movegen.movegen()?,
+        mode: sweep.mode(),
+        level_by_level: !args.all_levels_at_once,
     };
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
@@ -460,17 +472,31 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        let stop = match kept_checkpoint {
+        // The run's own checks, in its order (the checkpoint a --resume
+        // takes up is checked as it is reopened, by the run alone).
+        let early = kept_checkpoint.or_else(|| check_folder_writable(&out).err());
+        let stop = match early.map(|why| why.to_string()) {
             Some(why) => {
                 print_stop_verdict(&why);
                 Some(why)
             }
-            None => print_verdict(
-                estimate,
-                available,
-                args.resources.ignore_memory_check,
-                args.disk.shortfall(expected.book, kept_bytes, &out),
-            ),
+            None => {
+                let base = args.extend.as_deref().and_then(|old| {
+                    OwareBook::open_for_lookups(old)
+                        .map_err(unreadable_book)
+                        .and_then(|book| check_base(&book, old, &options, true))
+                        .err()
+                        .map(|why| why.to_string())
+                });
+                print_verdict(
+                    estimate,
+                    available,
+                    args.resources.ignore_memory_check,
+                    args.disk
+                        .shortfall(expected.book, kept_bytes, &out)
+                        .or(base),
+                )
+            }
         };
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
@@ -482,6 +508,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
         return dry_run_outcome(stop);
     }
+    if let Some(why) = kept_checkpoint {
+        return Err(why);
+    }
     check_folder_writable(&out)?;
     check_memory(
         estimate,
@@ -489,23 +518,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         args.resources.ignore_memory_check,
         || format!("{} seeds ({} boards)", args.max_seeds, grouped(states)),
     )?;
-    if kept_checkpoint.is_none() {
-        args.disk.check(expected.book, kept_bytes, &out)?;
-    }
-    let options = GenerateOptions {
-        max_seeds: args.max_seeds,
-        turn_limit: args.turn_limit,
-        kernel: args
-            .kernel
-            .forced()?
-            .map_or(KernelChoice::Auto, KernelChoice::Fixed),
-        movegen: args.movegen.movegen()?,
-        mode: sweep.mode(),
-        level_by_level: !args.all_levels_at_once,
-    };
-    if let Some(why) = kept_checkpoint {
-        return Err(CliError::Input(why));
-    }
+    args.disk.check(expected.book, kept_bytes, &out)?;
     // Held to the end: no other run writes this checkpoint meanwhile (one
     // made below is locked as it is made).
     let mut locks = Vec::new();
@@ -798,6 +811,18 @@ fn base_book(
     extending: bool,
 ) -> Result<OwareBook, CliError> {
     let book = open_book(path)?;
+    check_base(&book, path, options, extending)?;
+    Ok(book)
+}
+
+/// Whether `book`, at `path`, fits a run extending it (or resuming from it,
+/// a checkpoint) with `options`.
+fn check_base(
+    book: &OwareBook,
+    path: &Path,
+    options: &GenerateOptions,
+    extending: bool,
+) -> Result<(), CliError> {
     let what = if extending {
         "--extend"
     } else {
@@ -821,7 +846,7 @@ fn base_book(
             book.max_seeds()
         )));
     }
-    Ok(book)
+    Ok(())
 }
 
 fn parse_board(text: &str) -> Result<Board, String> {
