@@ -17,6 +17,15 @@
 //! - [`book`]: the book container format, and the per-board change lists
 //!   ([`book::compact`]) a game can store its levels in.
 //!
+//! To generate and probe books, [`games::oware`] (`generate`, `OwareBook`,
+//! `Board`) and [`games::bearoff`] (`generate`, `BearoffBook`, `Lookup`,
+//! `ranked_plays`) are all a user needs. [`engine`], [`kernels`], [`book`]
+//! and [`index`] are public for games built on them (the engine's
+//! documentation says what a game provides) and for the benchmarks; the
+//! modules inside a game beyond those names (Oware's `runs`, `movegen`,
+//! the book writers) are its machinery, public for its command line, tests
+//! and benchmarks.
+//!
 //! ```
 //! use endbook::games::oware::{generate, Board, GenerateOptions, OwareBook};
 //!
