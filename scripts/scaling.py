@@ -49,8 +49,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timings import (check_program, commit_label, compile_cpp, cpu_family, cpu_model,  # noqa: E402
-                     cpu_model_number, endbook_binary, repeated, results_folder, summarize, summary, timed,
-                     usage_error)
+                     cpu_model_number, endbook_binary, repeated, results_folder, seed_counts, summarize, summary,
+                     timed, usage_error)
 
 
 def thread_counts(spec, cores):
@@ -135,14 +135,7 @@ def main():
     plan = parse_plan(args.plan, cores)
     if args.port_repeat < 1:
         usage_error("--port-repeat must be at least 1")
-    port_seeds = []
-    if args.port:
-        try:
-            port_seeds = [int(n) for n in args.port_seeds.split(",")]
-        except ValueError:
-            usage_error(f"--port-seeds {args.port_seeds!r}: expected a comma list of seed counts, e.g. 12,16")
-        if min(port_seeds) < 1:
-            usage_error(f"--port-seeds {args.port_seeds!r}: seed counts must be at least 1")
+    port_seeds = seed_counts(args.port_seeds, "--port-seeds", "12,16") if args.port else []
     if args.work is not None and not args.work.is_dir():
         usage_error(f"--work {args.work}: no such folder")
     for source, option in [(args.article, "--article"), (args.enlarged, "--enlarged"), (args.port, "--port")]:

@@ -77,6 +77,17 @@ def usage_error(message):
     sys.exit(2)
 
 
+def seed_counts(text, option, example):
+    """The comma list of seed counts `text` given to `option`, each at least 1, or a usage error."""
+    try:
+        counts = [int(n) for n in text.split(",")]
+    except ValueError:
+        usage_error(f"{option} {text!r}: expected a comma list of seed counts, e.g. {example}")
+    if min(counts) < 1:
+        usage_error(f"{option} {text!r}: seed counts must be at least 1")
+    return counts
+
+
 def describe_exit(code, report=""):
     """A child's end as words: `exit code N` or `killed by signal SIGNAME`, from its return code (negative for
     a signal) or, under GNU time (which exits 128 + N), from GNU time's report."""
@@ -261,12 +272,7 @@ def main():
     args = parser.parse_args()
     if args.repeat < 1:
         usage_error("--repeat must be at least 1")
-    try:
-        seeds = [int(s) for s in args.seeds.split(",")]
-    except ValueError:
-        usage_error(f"--seeds {args.seeds!r}: expected a comma list of seed counts, e.g. 9,10,11,12")
-    if min(seeds) < 1:
-        usage_error(f"--seeds {args.seeds!r}: seed counts must be at least 1")
+    seeds = seed_counts(args.seeds, "--seeds", "9,10,11,12")
     if not args.skip_benches and shutil.which("cargo") is None:
         usage_error("cargo not found: the criterion benches are built and run by `cargo bench` (install Rust, "
                     "https://rustup.rs), or pass --skip-benches to time only the end-to-end runs")
