@@ -5,7 +5,7 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, generate_args, text};
+use common::{endbook, endbook_with_stdin, generate_args, text};
 
 /// A 4-checker cubeful book generated once by the binary.
 fn book() -> &'static Path {
@@ -31,6 +31,27 @@ fn book() -> &'static Path {
 
 fn book_arg() -> &'static str {
     book().to_str().unwrap()
+}
+
+/// A 2-checker cubeless book generated once by the binary.
+fn cubeless_book() -> &'static str {
+    static BOOK: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = BOOK.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.book");
+        let args = [
+            "bearoff",
+            "generate",
+            "--checkers",
+            "2",
+            "--out",
+            path.to_str().unwrap(),
+        ];
+        let out = endbook(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (dir, path)
+    });
+    path.to_str().unwrap()
 }
 
 /// Runs a command that must fail with exit code 2 and one `endbook:` line
@@ -264,17 +285,6 @@ fn an_oware_book_is_not_a_bearoff_book() {
 /// has cubeful equities of its own).
 #[test]
 fn cubeless_lookups_print_no_cube_columns() {
-    let dir = tempfile::tempdir().unwrap();
-    let cubeless = dir.path().join("two.book");
-    let out = endbook(&[
-        "bearoff",
-        "generate",
-        "--checkers",
-        "2",
-        "--out",
-        cubeless.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let position = [
         "--x",
         "1 0 0 0 0 0",
@@ -285,7 +295,7 @@ fn cubeless_lookups_print_no_cube_columns() {
         "1",
     ];
     let probe = [
-        &["bearoff", "probe", "--book", cubeless.to_str().unwrap()][..],
+        &["bearoff", "probe", "--book", cubeless_book()][..],
         &position,
     ]
     .concat();
@@ -340,4 +350,120 @@ fn forced_kernels_write_the_same_book() {
             }
         }
     }
+}
+
+/// `probe --batch`: a line of values per position, those of a single probe
+/// (P(win), then the three equities of a cubeful book; P(win) alone from a
+/// cubeless one), blank and '#' lines skipped, commas as separators.
+#[test]
+fn batch_answers_each_position_as_a_single_probe() {
+    let positions = [
+        ("0 0 0 0 0 1", "0 0 0 0 0 1"),
+        ("1 1 0 0 0 0", "0 0 0 2 0 0"),
+        ("0 0 0 0 0 4", "4 0 0 0 0 0"),
+        ("2 0 1 0 0 0", "0 0 0 0 0 0"),
+    ];
+    let lines: Vec<String> = positions
+        .iter()
+        .enumerate()
+        .map(|(i, (x, o))| match i % 2 {
+            0 => format!("{x} {o}"),
+            _ => format!("{x} {o}").replace(' ', ", "),
+        })
+        .collect();
+    let input = format!(
+        "# X then O\n{}\n\n{}\n",
+        lines[..2].join("\n"),
+        lines[2..].join("\n")
+    );
+    let out = endbook_with_stdin(
+        &["bearoff", "probe", "--book", book_arg(), "--batch"],
+        &input,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let answers: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(answers.len(), positions.len());
+    for ((x, o), answer) in positions.iter().zip(&answers) {
+        let single =
+            text(&endbook(&["bearoff", "probe", "--book", book_arg(), "--x", x, "--o", o]).stdout);
+        let values: Vec<&str> = answer.split(' ').collect();
+        assert_eq!(values.len(), 4, "{answer}");
+        assert!(
+            single.contains(&format!("P(X wins)   {}", values[0])),
+            "{x} / {o}: {answer}\n{single}"
+        );
+        for (label, value) in [
+            "X owns the cube     ",
+            "cube centred        ",
+            "O owns the cube     ",
+        ]
+        .iter()
+        .zip(&values[1..])
+        {
+            assert!(
+                single.contains(&format!("{label}{value}")),
+                "{x} / {o}: {answer}\n{single}"
+            );
+        }
+    }
+    // The opponent has borne off: X has lost.
+    assert_eq!(answers[3], "0.000000 -1.000000 -1.000000 -1.000000");
+
+    // A cubeless book: P(win) alone.
+    let out = endbook_with_stdin(
+        &["bearoff", "probe", "--book", cubeless_book(), "--batch"],
+        "0 0 0 0 0 1 0 0 0 0 0 1\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}\n", answers[0].split(' ').next().unwrap())
+    );
+}
+
+/// A bad line stops `probe --batch` with exit code 2, naming it; the lines
+/// before it are answered. `--batch` takes no position of its own.
+#[test]
+fn batch_names_the_bad_line_and_fails() {
+    let good = "0 0 0 0 0 1 0 0 0 0 0 1";
+    for (bad, needle) in [
+        ("0 0 0 0 0 1 0 0 0 0 0", "expected 12 counts, found 11"),
+        (
+            "0 0 0 0 0 0 0 0 0 0 0 0",
+            "X and O both have no checkers left",
+        ),
+        (
+            "5 0 0 0 0 0 0 0 0 0 0 1",
+            "the book covers at most 4 per side",
+        ),
+        ("0 0 0 0 0 1 0 0 x 0 0 1", "O: "),
+    ] {
+        let input = format!("{good}\n{bad}\n{good}\n");
+        let out = endbook_with_stdin(
+            &["bearoff", "probe", "--book", book_arg(), "--batch"],
+            &input,
+        );
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.starts_with("endbook: stdin line 2: "), "{stderr}");
+        assert!(stderr.contains(needle), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("(expected \"x1 .. x6 o1 .. o6\")"),
+            "{stderr}"
+        );
+        assert_eq!(text(&out.stdout).lines().count(), 1, "{bad}");
+    }
+    bad_input(
+        &[
+            "bearoff",
+            "probe",
+            "--book",
+            book_arg(),
+            "--batch",
+            "--x",
+            good,
+        ],
+        "cannot be used with",
+    );
+    bad_input(&["bearoff", "probe", "--book", book_arg()], "--x");
 }

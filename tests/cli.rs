@@ -8,26 +8,12 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 mod common;
-use common::{endbook, generate_args, hex, rebuilt, sections_of, text, ARTICLE_FLAT_9_SHA256};
+use common::{
+    endbook, endbook_with_stdin, generate_args, hex, rebuilt, sections_of, text,
+    ARTICLE_FLAT_9_SHA256,
+};
 use endbook::games::oware::{generate, GenerateOptions, OwareBook};
 use sha2::{Digest, Sha256};
-
-fn endbook_with_stdin(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_endbook"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the endbook binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 /// A 6-seed book generated once by the binary, in a directory kept for the whole run.
 fn book() -> &'static Path {

@@ -2,14 +2,15 @@
 
 use super::progress::WorkProgress;
 use super::{
-    check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
-    human_bytes, human_seconds, on_pool, print_book_size, print_stop_verdict, print_verdict,
-    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
+    answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
+    grouped, human_bytes, human_seconds, on_pool, print_book_size, print_stop_verdict,
+    print_verdict, print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
+    LineError, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
-    Plan, Progress, Roll, Side, Universe, MAX_CHECKERS,
+    Plan, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
 };
 use endbook::kernels::{Kernel, KernelKind};
 use std::path::PathBuf;
@@ -97,8 +98,33 @@ pub struct ProbeArgs {
     /// The book to read.
     #[arg(long, value_name = "FILE")]
     book: PathBuf,
-    #[command(flatten)]
-    position: PositionArgs,
+    /// The player to move: counts on points 1 to 6, e.g. "2 2 2 2 2 5".
+    #[arg(
+        long,
+        value_name = "\"x1 .. x6\"",
+        allow_hyphen_values = true,
+        required_unless_present = "batch"
+    )]
+    x: Option<String>,
+    /// The opponent: counts on points 1 to 6.
+    #[arg(
+        long,
+        value_name = "\"o1 .. o6\"",
+        allow_hyphen_values = true,
+        required_unless_present = "batch"
+    )]
+    o: Option<String>,
+    /// Rank every legal play of this roll (two dice, 1 to 6).
+    #[arg(long, num_args = 2, value_names = ["D1", "D2"], allow_hyphen_values = true, action = clap::ArgAction::Set)]
+    roll: Option<Vec<String>>,
+    /// Read lines "x1 .. x6 o1 .. o6" on stdin (the player to move's side,
+    /// then the opponent's; spaces or commas between the numbers), print
+    /// one line per position: P(X wins), then, from a book with cube
+    /// values, X's equities with X owning the cube, centred, and O owning
+    /// it. Blank lines and lines starting with '#' are skipped. Stops with
+    /// exit code 2 at the first bad line, naming it on stderr.
+    #[arg(long, conflicts_with_all = ["x", "o", "roll"])]
+    batch: bool,
 }
 
 #[derive(Args)]
@@ -300,24 +326,73 @@ struct Position {
 
 impl PositionArgs {
     fn parse(&self) -> Result<Position, CliError> {
-        let (x, o) = (parse_side(&self.x, "--x")?, parse_side(&self.o, "--o")?);
-        if x.is_empty() && o.is_empty() {
-            return Err(CliError::Input(
-                "--x and --o both have no checkers left: the game ends when one side bears off its last, so no position has both sides empty".into(),
-            ));
-        }
-        Ok(Position {
-            x,
-            o,
-            roll: self.roll.as_deref().map(parse_roll).transpose()?,
-        })
+        position(&self.x, &self.o, self.roll.as_deref())
     }
 }
 
+/// The position of `--x`, `--o` and `--roll`.
+fn position(x: &str, o: &str, roll: Option<&[String]>) -> Result<Position, CliError> {
+    let (x, o) = (parse_side(x, "--x")?, parse_side(o, "--o")?);
+    if x.is_empty() && o.is_empty() {
+        return Err(CliError::Input(BOTH_EMPTY.replace("SIDES", "--x and --o")));
+    }
+    Ok(Position {
+        x,
+        o,
+        roll: roll.map(parse_roll).transpose()?,
+    })
+}
+
+/// Why no position has both sides empty (`SIDES` names them).
+const BOTH_EMPTY: &str = "SIDES both have no checkers left: the game ends when one side bears off its last, so no position has both sides empty";
+
 fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
-    let position = args.position.parse()?;
+    let position = match (&args.x, &args.o) {
+        (Some(x), Some(o)) => Some(position(x, o, args.roll.as_deref())?),
+        _ => None,
+    };
     let book = BearoffBook::open(&args.book).map_err(unreadable_book)?;
-    report(&book, &position)
+    match position {
+        Some(position) => report(&book, &position),
+        None => run_batch(&book),
+    }
+}
+
+/// `probe --batch`: a line per position on stdin, its values on stdout.
+fn run_batch(book: &BearoffBook) -> Result<(), CliError> {
+    answer_lines("x1 .. x6 o1 .. o6", |line| {
+        let counts: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|f| !f.is_empty())
+            .collect();
+        if counts.len() != 2 * POINTS {
+            return Err(LineError::Bad(format!(
+                "expected {} counts, found {}",
+                2 * POINTS,
+                counts.len()
+            )));
+        }
+        let side = |counts: &[&str], who: &str| {
+            counts
+                .join(" ")
+                .parse::<Side>()
+                .map_err(|e| LineError::Bad(format!("{who}: {e}")))
+        };
+        let (x, o) = (side(&counts[..POINTS], "X")?, side(&counts[POINTS..], "O")?);
+        if x.is_empty() && o.is_empty() {
+            return Err(LineError::Bad(BOTH_EMPTY.replace("SIDES", "X and O")));
+        }
+        let entry = book
+            .entry(&x, &o)
+            .map_err(|e| LineError::Bad(e.to_string()))?;
+        Ok(match entry.cube {
+            None => format!("{:.6}", entry.win),
+            Some(cube) => format!(
+                "{:.6} {:+.6} {:+.6} {:+.6}",
+                entry.win, cube.owned, cube.centred, cube.opponent_owns
+            ),
+        })
+    })
 }
 
 fn run_eval(args: EvalArgs) -> Result<(), CliError> {

@@ -427,6 +427,50 @@ pub(crate) fn check_folder_writable(path: &Path) -> Result<(), CliError> {
     )))
 }
 
+/// Why `--batch` stopped at a line.
+enum LineError {
+    /// The line is malformed or asks what the book cannot answer: named
+    /// with its number and the format expected.
+    Bad(String),
+    /// The book failed (a corrupt record): the command's error as it is.
+    Fatal(CliError),
+}
+
+/// Answers `--batch`: each line of standard input but blank ones and those
+/// starting with '#', by `answer`, one line of output each, flushed at the
+/// end; stops at the first bad line, naming it and the `format` expected
+/// (exit code 2). A reader that stops early ends the answers quietly.
+fn answer_lines(
+    format: &str,
+    mut answer: impl FnMut(&str) -> Result<String, LineError>,
+) -> Result<(), CliError> {
+    use std::io::{BufRead, Write};
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let write_failed = |e: std::io::Error| CliError::Failure(format!("writing to stdout: {e}"));
+    for (number, line) in stdin.lines().enumerate() {
+        let number = number + 1;
+        let line = line.map_err(|e| CliError::Input(format!("stdin line {number}: {e}")))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let answered = answer(line).map_err(|e| match e {
+            LineError::Bad(reason) => CliError::Input(format!(
+                "stdin line {number}: {reason} (expected \"{format}\")"
+            )),
+            LineError::Fatal(error) => error,
+        })?;
+        if let Err(e) = writeln!(out, "{answered}") {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(write_failed(e));
+        }
+    }
+    out.flush().map_err(write_failed)
+}
+
 /// A book that could not be opened, as bad input; a book of the other game
 /// says which command reads it.
 fn unreadable_book(error: BookError) -> CliError {

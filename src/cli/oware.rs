@@ -5,9 +5,10 @@ use super::checkpoint::{
 };
 use super::progress::{LevelProgress, WorkProgress};
 use super::{
-    check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome, grouped,
-    human_bytes, human_seconds, print_book_size, print_stop_verdict, print_verdict, print_written,
-    same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, Resources,
+    answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
+    grouped, human_bytes, human_seconds, print_book_size, print_stop_verdict, print_verdict,
+    print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
+    LineError, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -19,7 +20,7 @@ use endbook::games::oware::{
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -912,40 +913,22 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
 }
 
 fn run_batch(book: &OwareBook) -> Result<(), CliError> {
-    let stdin = io::stdin().lock();
-    let mut out = BufWriter::new(io::stdout().lock());
-    let write_failed = |e: io::Error| CliError::Failure(format!("writing to stdout: {e}"));
-    for (number, line) in stdin.lines().enumerate() {
-        let number = number + 1;
-        let line = line.map_err(|e| CliError::Input(format!("stdin line {number}: {e}")))?;
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let bad = |reason: String| {
-            CliError::Input(format!(
-                "stdin line {number}: {reason} (expected \"T h0 h1 ... h11\")"
-            ))
-        };
+    answer_lines("T h0 h1 ... h11", |line| {
         let (turns, board) = line
             .split_once(|c: char| c.is_whitespace() || c == ',')
             .unwrap_or((line, ""));
         let turns: u32 = turns
             .parse()
-            .map_err(|_| bad(format!("'{turns}' is not a number of turns")))?;
-        let board = parse_board(board).map_err(bad)?;
-        let value = book.value(&board, turns).map_err(|e| match e {
-            ProbeError::Corrupt { .. } => CliError::Input(e.to_string()),
-            _ => bad(e.to_string()),
-        })?;
-        if let Err(e) = writeln!(out, "{value}") {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return Ok(());
+            .map_err(|_| LineError::Bad(format!("'{turns}' is not a number of turns")))?;
+        let board = parse_board(board).map_err(LineError::Bad)?;
+        match book.value(&board, turns) {
+            Ok(value) => Ok(value.to_string()),
+            Err(e @ ProbeError::Corrupt { .. }) => {
+                Err(LineError::Fatal(CliError::Input(e.to_string())))
             }
-            return Err(write_failed(e));
+            Err(e) => Err(LineError::Bad(e.to_string())),
         }
-    }
-    out.flush().map_err(write_failed)
+    })
 }
 
 fn run_info(args: InfoArgs) -> Result<(), CliError> {

@@ -33,6 +33,29 @@ pub const EVERY_SWEEP: [(endbook::games::oware::Sweep, bool); 7] = {
     ]
 };
 
+/// Runs the `endbook` binary with `args`, `stdin` written to its standard
+/// input.
+#[cfg(feature = "cli")]
+#[allow(dead_code)] // not every test crate runs the binary
+pub fn endbook_with_stdin(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the endbook binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Runs the `endbook` binary with `args` (built with the default feature
 /// `cli`; without it, the test crates that run it are left out).
 #[cfg(feature = "cli")]
