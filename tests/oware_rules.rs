@@ -370,6 +370,15 @@ fn a_board_of_more_than_255_seeds_cannot_be_built() {
 }
 
 #[test]
+fn try_new_refuses_what_new_panics_on() {
+    assert_eq!(Board::try_new([22; 12]), None); // 264 seeds
+    let mut houses = [21; 12];
+    houses[0] = 24; // 255 seeds
+    assert_eq!(Board::try_new(houses).map(|b| b.seeds()), Some(255));
+    assert_eq!(Board::try_new(houses), Some(Board::new(houses)));
+}
+
+#[test]
 fn display_round_trips() {
     assert_eq!(Board::new([4; 12]).to_string(), "4 4 4 4 4 4 4 4 4 4 4 4");
     assert_eq!(

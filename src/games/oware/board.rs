@@ -27,14 +27,19 @@ pub struct Board {
 impl Board {
     /// The board with these house counts, player to move first.
     ///
-    /// Panics if the board holds more than [`MAX_BOARD_SEEDS`] seeds.
+    /// # Panics
+    ///
+    /// If the board holds more than [`MAX_BOARD_SEEDS`] seeds (see
+    /// [`Board::try_new`]).
     pub fn new(houses: [u8; HOUSES]) -> Board {
+        Board::try_new(houses).expect("a board holds at most 255 seeds")
+    }
+
+    /// The board with these house counts, player to move first, if it
+    /// holds at most [`MAX_BOARD_SEEDS`] seeds.
+    pub fn try_new(houses: [u8; HOUSES]) -> Option<Board> {
         let board = Board { houses };
-        assert!(
-            board.seeds() <= MAX_BOARD_SEEDS,
-            "a board holds at most 255 seeds"
-        );
-        board
+        (board.seeds() <= MAX_BOARD_SEEDS).then_some(board)
     }
 
     /// The seed counts, houses 0..11.
