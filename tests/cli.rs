@@ -1050,6 +1050,20 @@ fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
         let run = endbook(&generate_args("6", &out, extra));
         assert_input_error(&run, "is not a regular file");
     }
+    // Nor through a symbolic link: to a folder, or to a named pipe (the
+    // run and its dry run waited for a writer for ever).
+    std::fs::remove_dir(&checkpoint).unwrap();
+    let pipe = dir.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success());
+    for target in [dir.path(), pipe.as_path()] {
+        std::os::unix::fs::symlink(target, &checkpoint).unwrap();
+        for extra in [&[][..], &["--dry-run"]] {
+            let run = endbook(&generate_args("6", &out, extra));
+            assert_input_error(&run, "is not a regular file");
+        }
+        std::fs::remove_file(&checkpoint).unwrap();
+    }
 }
 
 /// An export interrupted (SIGINT, as Ctrl-C sends) while it writes its

@@ -31,24 +31,29 @@ pub(super) enum CheckpointState {
 
 /// Whether a checkpoint is at `path`, with finished levels, or being
 /// written by another run.
+///
+/// A checkpoint the run could not write (not a regular file, even through a
+/// symbolic link, or without write permission) is refused here, before any
+/// work and by dry runs too.
 pub(super) fn checkpoint_state(path: &Path) -> Result<CheckpointState, CliError> {
-    match std::fs::symlink_metadata(path) {
+    // Through links: opening a named pipe would wait for a writer.
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
-        // Opening a named pipe would wait for a writer.
-        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+        Ok(meta) if !meta.is_file() => {
             return Err(CliError::Input(format!(
-                "{} is not a regular file (a folder, a pipe, a device?): it is where this run keeps its checkpoint; move it away",
+                "{} is not a regular file (a folder, a pipe, a device, or a link to one?): it is where this run keeps its checkpoint; move it away",
                 path.display()
             )))
         }
         _ => {}
     }
-    let mut file = match File::open(path) {
+    // Opened for writing too (nothing written): the run writes it.
+    let mut file = match File::options().read(true).write(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CheckpointState::Missing),
         Err(e) => {
             return Err(CliError::Input(format!(
-                "{}: {e}: the checkpoint cannot be read",
+                "{}: {e}: the checkpoint cannot be read and written",
                 path.display()
             )))
         }
