@@ -898,8 +898,34 @@ fn resume_refuses_a_damaged_checkpoint() {
     std::fs::write(&checkpoint, cut).unwrap();
     let run = endbook(&generate_args("8", &out, &["--resume"]));
     assert_input_error(&run, "the checkpoint cannot be resumed");
+    let dry = endbook(&generate_args("8", &out, &["--resume", "--dry-run"]));
+    assert_dry_run_stops(&dry, "the checkpoint cannot be resumed");
     assert!(!out.exists());
     assert!(std::fs::read(&checkpoint).unwrap() == cut);
+    // A whole one that does not fit the run: its dry run says so too.
+    std::fs::write(&checkpoint, &bytes).unwrap();
+    for (seeds, extra, why) in [
+        (
+            "8",
+            &["--turn-limit", "100"][..],
+            "has turn limit 200, this run 100",
+        ),
+        ("5", &[][..], "holds up to 6 seeds already"),
+    ] {
+        let args = [&["--resume"][..], extra].concat();
+        let run = endbook(&generate_args(seeds, &out, &args));
+        assert_input_error(&run, why);
+        let dry = endbook(&generate_args(
+            seeds,
+            &out,
+            &[&args[..], &["--dry-run"]].concat(),
+        ));
+        assert_dry_run_stops(&dry, why);
+    }
+    let dry = endbook(&generate_args("8", &out, &["--resume", "--dry-run"]));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(std::fs::read(&checkpoint).unwrap() == bytes);
+    std::fs::write(&checkpoint, cut).unwrap();
     // Without --resume the run does not write over it either.
     let fresh = endbook(&generate_args("8", &out, &[]));
     assert_input_error(&fresh, "add --resume to continue it, or remove it");

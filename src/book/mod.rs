@@ -611,6 +611,51 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 fn start_writeback(_: &File, _: u64, _: u64) {}
 
 impl Appender {
+    /// The game parameters of the book an appender committed at `path`,
+    /// and the checks [`Appender::reopen`] makes before it cuts off what
+    /// follows the last committed section, without cutting it: what a run
+    /// resuming from it can be told before it starts.
+    pub fn committed_params(path: &Path, game: [u8; 4]) -> Result<Vec<u64>, BookError> {
+        regular_file(path)?;
+        let mut file = File::open(path).map_err(|source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Self::committed_header(path, &mut file, game)?.params)
+    }
+
+    /// The header of `file` (at `path`), laid out for appending, with every
+    /// committed section within the file.
+    fn committed_header(path: &Path, file: &mut File, game: [u8; 4]) -> Result<Header, BookError> {
+        let io_error = |source| BookError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let most = header_len(MAX_PARAMS as usize, MAX_SECTIONS as usize) as u64;
+        let mut start = Vec::new();
+        file.take(most).read_to_end(&mut start).map_err(io_error)?;
+        let header = Header::parse(path, &start, game)?;
+        if header.sections.len() > TABLE_ROOM
+            || header.sections.first().is_some_and(|first| {
+                first.offset != first_section(header.params.len(), header.sections.len())
+            })
+        {
+            return Err(BookError::Corrupt {
+                path: path.to_owned(),
+                reason: "not laid out for appending sections".into(),
+            });
+        }
+        let (end, len) = (header.end(), file.metadata().map_err(io_error)?.len());
+        if len < end {
+            return Err(BookError::Truncated {
+                path: path.to_owned(),
+                needed: end,
+                len,
+            });
+        }
+        Ok(header)
+    }
+
     /// Creates (or empties) the file at `path` for a book of game `game`
     /// with `params` parameters.
     pub fn create(path: &Path, game: [u8; 4], params: usize) -> Result<Appender, BookError> {
@@ -646,32 +691,8 @@ impl Appender {
             .write(true)
             .open(path)
             .map_err(io_error)?;
-        let most = header_len(MAX_PARAMS as usize, MAX_SECTIONS as usize) as u64;
-        let mut start = Vec::new();
-        (&mut file)
-            .take(most)
-            .read_to_end(&mut start)
-            .map_err(io_error)?;
-        let header = Header::parse(path, &start, game)?;
-        if header.sections.len() > TABLE_ROOM
-            || header.sections.first().is_some_and(|first| {
-                first.offset != first_section(header.params.len(), header.sections.len())
-            })
-        {
-            return Err(BookError::Corrupt {
-                path: path.to_owned(),
-                reason: "not laid out for appending sections".into(),
-            });
-        }
+        let header = Self::committed_header(path, &mut file, game)?;
         let end = header.end();
-        let len = file.metadata().map_err(io_error)?.len();
-        if len < end {
-            return Err(BookError::Truncated {
-                path: path.to_owned(),
-                needed: end,
-                len,
-            });
-        }
         file.set_len(end).map_err(io_error)?;
         let end = end.max(first_section(header.params.len(), 0));
         Ok((

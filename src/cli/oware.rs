@@ -473,8 +473,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        // The run's own checks, in its order (the checkpoint a --resume
-        // takes up is checked as it is reopened, by the run alone).
+        // The run's own checks, in its order (of the checkpoint a --resume
+        // takes up, its header: its levels are checked as the run opens it).
         let early = kept_checkpoint.or_else(|| check_folder_writable(&out).err());
         let stop = match early.map(|why| why.to_string()) {
             Some(why) => {
@@ -482,13 +482,23 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 Some(why)
             }
             None => {
-                let base = args.extend.as_deref().and_then(|old| {
-                    OwareBook::open_for_lookups(old)
+                let base = match (&args.extend, existing) {
+                    (Some(old), _) => OwareBook::open_for_lookups(old)
                         .map_err(unreadable_book)
                         .and_then(|book| check_base(&book, old, &options, true))
-                        .err()
-                        .map(|why| why.to_string())
-                });
+                        .err(),
+                    (None, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
+                        Ok((turn_limit, max_seeds)) => {
+                            check_base_limits(turn_limit, max_seeds, &checkpoint, &options, false)
+                                .err()
+                        }
+                        // As the run: copied from (its levels checked then).
+                        Err(BookError::Corrupt { .. }) => None,
+                        Err(error) => Some(unresumable(error)),
+                    },
+                    _ => None,
+                }
+                .map(|why| why.to_string());
                 print_verdict(
                     estimate,
                     available,
@@ -552,11 +562,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             // its levels are copied into a new book below.
             Err(BookError::Corrupt { .. }) => Some(checkpoint.clone()),
             // Cut short, another game's, a newer format: nothing to resume.
-            Err(error) => {
-                return Err(CliError::Input(format!(
-                    "{error}: the checkpoint cannot be resumed (remove it to start afresh)"
-                )))
-            }
+            Err(error) => return Err(unresumable(error)),
         },
         (None, true) => {
             eprintln!(
@@ -816,10 +822,30 @@ fn base_book(
     Ok(book)
 }
 
+/// Why a run cannot resume from its checkpoint.
+fn unresumable(error: BookError) -> CliError {
+    CliError::Input(format!(
+        "{error}: the checkpoint cannot be resumed (remove it to start afresh)"
+    ))
+}
+
 /// Whether `book`, at `path`, fits a run extending it (or resuming from it,
 /// a checkpoint) with `options`.
 fn check_base(
     book: &OwareBook,
+    path: &Path,
+    options: &GenerateOptions,
+    extending: bool,
+) -> Result<(), CliError> {
+    let (turn_limit, max_seeds) = (book.turn_limit(), book.max_seeds());
+    check_base_limits(turn_limit, max_seeds, path, options, extending)
+}
+
+/// Whether a book of `turn_limit` and `max_seeds`, at `path`, fits a run
+/// extending it (or resuming from it) with `options`.
+fn check_base_limits(
+    turn_limit: u32,
+    max_seeds: u32,
     path: &Path,
     options: &GenerateOptions,
     extending: bool,
@@ -829,22 +855,21 @@ fn check_base(
     } else {
         "the checkpoint"
     };
-    if book.turn_limit() != options.turn_limit {
+    if turn_limit != options.turn_limit {
         return Err(CliError::Input(format!(
             "{what} {} has turn limit {}, this run {}; they must match",
             path.display(),
-            book.turn_limit(),
+            turn_limit,
             options.turn_limit
         )));
     }
-    if book.max_seeds() > options.max_seeds || (extending && book.max_seeds() == options.max_seeds)
-    {
+    if max_seeds > options.max_seeds || (extending && max_seeds == options.max_seeds) {
         return Err(CliError::Input(format!(
             "{what} {} holds up to {} seeds already; --max-seeds must be {} {}",
             path.display(),
-            book.max_seeds(),
+            max_seeds,
             if extending { "above" } else { "at least" },
-            book.max_seeds()
+            max_seeds
         )));
     }
     Ok(())

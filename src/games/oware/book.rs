@@ -924,6 +924,24 @@ impl BookWriter {
         Ok(Self::start(path, appender, 0, encoding))
     }
 
+    /// The turn limit and seed count of the levels a writer committed at
+    /// `path`, read without changing the file, where [`BookWriter::reopen`]
+    /// would find the book's header laid out for appending and whole (its
+    /// levels are checked only as a run opens it).
+    pub fn committed(path: &Path) -> Result<(u32, u32), BookError> {
+        let params = Appender::committed_params(path, GAME_TAG)?;
+        match params[..] {
+            [RULES_ABAPA, turn_limit, max_seeds, _, _] => Ok((
+                u32::try_from(turn_limit).unwrap_or(u32::MAX),
+                u32::try_from(max_seeds).unwrap_or(u32::MAX),
+            )),
+            _ => Err(BookError::Corrupt {
+                path: path.to_owned(),
+                reason: "not an Oware book this build can append to".into(),
+            }),
+        }
+    }
+
     /// Reopens a book a writer committed, to append more levels; drops what
     /// was appended after its last commit. Open it as an [`OwareBook`] to
     /// validate its levels before building on them.
