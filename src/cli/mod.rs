@@ -438,8 +438,10 @@ enum LineError {
 
 /// Answers `--batch`: each line of standard input but blank ones and those
 /// starting with '#', by `answer`, one line of output each, flushed at the
-/// end; stops at the first bad line, naming it and the `format` expected
-/// (exit code 2). A reader that stops early ends the answers quietly.
+/// end; stops at the first bad line (or one that is not UTF-8), naming it
+/// and the `format` expected (exit code 2). A reader that stops early ends
+/// the process by SIGPIPE on Linux (see `quiet_broken_pipes`), elsewhere
+/// the answers quietly.
 fn answer_lines(
     format: &str,
     mut answer: impl FnMut(&str) -> Result<String, LineError>,
@@ -450,7 +452,9 @@ fn answer_lines(
     let write_failed = |e: std::io::Error| CliError::Failure(format!("writing to stdout: {e}"));
     for (number, line) in stdin.lines().enumerate() {
         let number = number + 1;
-        let line = line.map_err(|e| CliError::Input(format!("stdin line {number}: {e}")))?;
+        let line = line.map_err(|e| {
+            CliError::Input(format!("stdin line {number}: {e} (expected \"{format}\")"))
+        })?;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
