@@ -156,19 +156,29 @@ fn dry_run_estimates_without_generating() {
 
     let out = dry_run(&["--memory-limit", "1G", "--ignore-disk-check"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let why = "it needs more than 90% of the memory available";
+    // Worded as the run's own refusal.
+    let why = "15 checkers per side (P(win)) needs about 12.0 GB of memory, more than 90% of the 1.0 GB available (--ignore-memory-check to try anyway)";
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains(&format!("verdict       would stop at once: {why}")),
+        stdout.contains(&format!("verdict       would stop at once: {why}\n")),
         "{stdout}"
     );
     let stderr = text(&out.stderr);
     assert_eq!(
         stderr.lines().collect::<Vec<_>>(),
-        [format!(
-            "endbook: the run would stop at once: {why} (--ignore-memory-check to try anyway)"
-        )]
+        [format!("endbook: the run would stop at once: {why}")]
     );
+    let run = endbook(&[
+        "bearoff",
+        "generate",
+        "--checkers",
+        "15",
+        "--memory-limit",
+        "1G",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(text(&run.stderr), format!("endbook: {why}\n"));
     assert!(!path.exists());
 }
 

@@ -202,6 +202,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     } else {
         "P(win)"
     };
+    // The work, as the memory check names it.
+    let work = || format!("{} checkers per side ({what})", args.checkers);
     if args.dry_run {
         let universe = Universe::full(args.checkers);
         let reads = universe.total_children() as f64 * universe.slots() as f64;
@@ -241,6 +243,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 memory,
                 available,
                 args.resources.ignore_memory_check,
+                work,
                 args.disk.shortfall(options.book_bytes(), 0, &out),
             ),
         };
@@ -248,12 +251,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         return dry_run_outcome(stop);
     }
     check_folder_writable(&out)?;
-    check_memory(
-        memory,
-        available,
-        args.resources.ignore_memory_check,
-        || format!("{} checkers per side ({what})", args.checkers),
-    )?;
+    check_memory(memory, available, args.resources.ignore_memory_check, work)?;
     args.disk.check(options.book_bytes(), 0, &out)?;
     eprintln!(
         "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",

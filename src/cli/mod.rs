@@ -658,22 +658,21 @@ fn disk_shortfall(
 }
 
 /// A dry run's line on whether the run itself would start: the memory
-/// check, then the others after it (`other`: the reason the first of them
-/// would stop the run, if one would). Returns the reason the run would stop,
-/// if it would.
+/// check (of the work `what` names, worded as the run's), then the others
+/// after it (`other`: the reason the first of them would stop the run, if
+/// one would). Returns the reason the run would stop, if it would.
 fn print_verdict(
     needed: u64,
     available: Option<u64>,
     ignore: bool,
+    what: impl FnOnce() -> String,
     other: Option<String>,
 ) -> Option<String> {
-    let memory_short = memory_shortfall(needed, available, String::new).is_some();
-    let stop = match memory_short && !ignore {
-        true => Some(format!(
-            "it needs more than {:.0}% of the memory available (--ignore-memory-check to try anyway)",
-            MEMORY_HEADROOM * 100.0
-        )),
-        false => other,
+    let memory = memory_shortfall(needed, available, what);
+    let memory_short = memory.is_some();
+    let stop = match ignore {
+        false => memory.or(other),
+        true => other,
     };
     match &stop {
         Some(why) => print_stop_verdict(why),

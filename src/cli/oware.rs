@@ -456,6 +456,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
     };
+    // The work, as the memory check names it.
+    let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
     if args.dry_run {
         let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
@@ -503,6 +505,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     estimate,
                     available,
                     args.resources.ignore_memory_check,
+                    work,
                     args.disk
                         .shortfall(expected.book, kept_bytes, &out)
                         .or(base),
@@ -527,7 +530,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         estimate,
         available,
         args.resources.ignore_memory_check,
-        || format!("{} seeds ({} boards)", args.max_seeds, grouped(states)),
+        work,
     )?;
     args.disk.check(expected.book, kept_bytes, &out)?;
     // Held to the end: no other run writes this checkpoint meanwhile (one
