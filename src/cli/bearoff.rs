@@ -3,9 +3,8 @@
 use super::progress::WorkProgress;
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, human_seconds, on_pool, print_book_size, print_stop_verdict,
-    print_verdict, print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
-    LineError, Resources,
+    grouped, human_bytes, human_seconds, on_pool, print_book_size, print_verdict, print_written,
+    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -232,21 +231,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "time          {} on {threads} threads",
             human_seconds(seconds)
         );
-        // The run's own checks, in its order.
-        let stop = match check_folder_writable(&out) {
-            Err(why) => {
-                let why = why.to_string();
-                print_stop_verdict(&why);
-                Some(why)
-            }
-            Ok(()) => print_verdict(
-                memory,
-                available,
-                args.resources.ignore_memory_check,
-                work,
-                args.disk.shortfall(options.book_bytes(), 0, &out),
-            ),
-        };
+        let stop = print_verdict(
+            check_folder_writable(&out).err().map(|why| why.to_string()),
+            memory,
+            available,
+            args.resources.ignore_memory_check,
+            work,
+            || args.disk.shortfall(options.book_bytes(), 0, &out),
+        );
         println!("(time fitted to measured runs on a 2-core AMD EPYC; nothing was generated)");
         return dry_run_outcome(stop);
     }

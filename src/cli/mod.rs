@@ -657,37 +657,36 @@ fn disk_shortfall(
     })
 }
 
-/// A dry run's line on whether the run itself would start: the memory
-/// check (of the work `what` names, worded as the run's), then the others
-/// after it (`other`: the reason the first of them would stop the run, if
-/// one would). Returns the reason the run would stop, if it would.
+/// A dry run's line on whether the run itself would start, from the run's
+/// own checks in its order: `first` (the reason the checks before the
+/// memory's would stop it, if one would), the memory check (of the work
+/// `what` names, worded as the run's), then `after` (the checks after it,
+/// run only when those before pass). Returns the reason the run would
+/// stop, if it would.
 fn print_verdict(
+    first: Option<String>,
     needed: u64,
     available: Option<u64>,
     ignore: bool,
     what: impl FnOnce() -> String,
-    other: Option<String>,
+    after: impl FnOnce() -> Option<String>,
 ) -> Option<String> {
-    let memory = memory_shortfall(needed, available, what);
-    let memory_short = memory.is_some();
-    let stop = match ignore {
-        false => memory.or(other),
-        true => other,
+    let (stop, memory_ignored) = match first {
+        Some(why) => (Some(why), false),
+        None => match memory_shortfall(needed, available, what) {
+            Some(why) if !ignore => (Some(why), false),
+            short => (after(), short.is_some()),
+        },
     };
     match &stop {
-        Some(why) => print_stop_verdict(why),
-        None if memory_short => println!(
+        Some(why) => println!("verdict       would stop at once: {why}"),
+        None if memory_ignored => println!(
             "verdict       would start (--ignore-memory-check), though it needs more than {:.0}% of the memory available",
             MEMORY_HEADROOM * 100.0
         ),
         None => println!("verdict       would start"),
     }
     stop
-}
-
-/// A dry run's line saying that the run would stop at once, and why.
-fn print_stop_verdict(why: &str) {
-    println!("verdict       would stop at once: {why}");
 }
 
 /// What a dry run returns: exit code 0 where the run would start, and where

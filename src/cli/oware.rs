@@ -6,9 +6,8 @@ use super::checkpoint::{
 use super::progress::{LevelProgress, WorkProgress};
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, human_seconds, print_book_size, print_stop_verdict, print_verdict,
-    print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
-    LineError, Resources,
+    grouped, human_bytes, human_seconds, print_book_size, print_verdict, print_written, same_file,
+    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -477,41 +476,37 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         // The run's own checks, in its order (of the checkpoint a --resume
         // takes up, its header: its levels are checked as the run opens it).
-        let early = kept_checkpoint.or_else(|| check_folder_writable(&out).err());
-        let stop = match early.map(|why| why.to_string()) {
-            Some(why) => {
-                print_stop_verdict(&why);
-                Some(why)
-            }
-            None => {
-                let base = match (&args.extend, existing) {
-                    (Some(old), _) => OwareBook::open_for_lookups(old)
-                        .map_err(unreadable_book)
-                        .and_then(|book| check_base(&book, old, &options, true))
-                        .err(),
-                    (None, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
-                        Ok((turn_limit, max_seeds)) => {
-                            check_base_limits(turn_limit, max_seeds, &checkpoint, &options, false)
-                                .err()
-                        }
-                        // As the run: copied from (its levels checked then).
-                        Err(BookError::Corrupt { .. }) => None,
-                        Err(error) => Some(unresumable(error)),
-                    },
-                    _ => None,
+        let base = || match (&args.extend, existing) {
+            (Some(old), _) => OwareBook::open_for_lookups(old)
+                .map_err(unreadable_book)
+                .and_then(|book| {
+                    check_base(book.turn_limit(), book.max_seeds(), old, &options, true)
+                })
+                .err(),
+            (None, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
+                Ok((turn_limit, max_seeds)) => {
+                    check_base(turn_limit, max_seeds, &checkpoint, &options, false).err()
                 }
-                .map(|why| why.to_string());
-                print_verdict(
-                    estimate,
-                    available,
-                    args.resources.ignore_memory_check,
-                    work,
-                    args.disk
-                        .shortfall(expected.book, kept_bytes, &out)
-                        .or(base),
-                )
-            }
+                // As the run: copied from (its levels checked then).
+                Err(BookError::Corrupt { .. }) => None,
+                Err(error) => Some(unresumable(error)),
+            },
+            _ => None,
         };
+        let stop = print_verdict(
+            kept_checkpoint
+                .or_else(|| check_folder_writable(&out).err())
+                .map(|why| why.to_string()),
+            estimate,
+            available,
+            args.resources.ignore_memory_check,
+            work,
+            || {
+                args.disk
+                    .shortfall(expected.book, kept_bytes, &out)
+                    .or_else(|| base().map(|why| why.to_string()))
+            },
+        );
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
         if encoding_stores_layers(args.turn_limit) {
@@ -821,7 +816,13 @@ fn base_book(
     extending: bool,
 ) -> Result<OwareBook, CliError> {
     let book = open_book(path)?;
-    check_base(&book, path, options, extending)?;
+    check_base(
+        book.turn_limit(),
+        book.max_seeds(),
+        path,
+        options,
+        extending,
+    )?;
     Ok(book)
 }
 
@@ -832,21 +833,9 @@ fn unresumable(error: BookError) -> CliError {
     ))
 }
 
-/// Whether `book`, at `path`, fits a run extending it (or resuming from it,
-/// a checkpoint) with `options`.
-fn check_base(
-    book: &OwareBook,
-    path: &Path,
-    options: &GenerateOptions,
-    extending: bool,
-) -> Result<(), CliError> {
-    let (turn_limit, max_seeds) = (book.turn_limit(), book.max_seeds());
-    check_base_limits(turn_limit, max_seeds, path, options, extending)
-}
-
 /// Whether a book of `turn_limit` and `max_seeds`, at `path`, fits a run
-/// extending it (or resuming from it) with `options`.
-fn check_base_limits(
+/// extending it (or resuming from it, a checkpoint) with `options`.
+fn check_base(
     turn_limit: u32,
     max_seeds: u32,
     path: &Path,
