@@ -104,6 +104,25 @@ fn probe_with_a_roll_ranks_every_play() {
     assert!(stdout.contains("roll 6-1: 2 distinct plays"), "{stdout}");
     assert!(stdout.contains("6/off 2/1"), "{stdout}");
     assert!(stdout.contains("6/5 5/off"), "{stdout}");
+    // A side with no checker left: its values, and no play, by the book or
+    // evaluated.
+    let over = [
+        "--x",
+        "0 0 0 0 0 0",
+        "--o",
+        "0 0 0 0 0 1",
+        "--roll",
+        "3",
+        "1",
+    ];
+    let probe = [&["bearoff", "probe", "--book", book_arg()][..], &over].concat();
+    let eval = [&["bearoff", "eval"][..], &over].concat();
+    for args in [probe, eval] {
+        let out = endbook(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(stdout.ends_with("roll 3-1: the game is over\n"), "{stdout}");
+    }
 }
 
 #[test]

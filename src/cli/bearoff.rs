@@ -9,7 +9,7 @@ use super::{
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
-    Plan, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
+    Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
 };
 use endbook::kernels::{Kernel, KernelKind};
 use std::path::PathBuf;
@@ -324,7 +324,7 @@ impl PositionArgs {
 fn position(x: &str, o: &str, roll: Option<&[String]>) -> Result<Position, CliError> {
     let (x, o) = (parse_side(x, "--x")?, parse_side(o, "--o")?);
     if x.is_empty() && o.is_empty() {
-        return Err(CliError::Input(BOTH_EMPTY.replace("SIDES", "--x and --o")));
+        return Err(CliError::Input(both_empty("--x and --o")));
     }
     Ok(Position {
         x,
@@ -333,8 +333,10 @@ fn position(x: &str, o: &str, roll: Option<&[String]>) -> Result<Position, CliEr
     })
 }
 
-/// Why no position has both sides empty (`SIDES` names them).
-const BOTH_EMPTY: &str = "SIDES both have no checkers left: the game ends when one side bears off its last, so no position has both sides empty";
+/// Why no position has both sides empty, the sides named as `sides`.
+fn both_empty(sides: &str) -> String {
+    format!("{sides} both have no checkers left: the game ends when one side bears off its last, so no position has both sides empty")
+}
 
 fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     let position = match (&args.x, &args.o) {
@@ -370,7 +372,7 @@ fn run_batch(book: &BearoffBook) -> Result<(), CliError> {
         };
         let (x, o) = (side(&counts[..POINTS], "X")?, side(&counts[POINTS..], "O")?);
         if x.is_empty() && o.is_empty() {
-            return Err(LineError::Bad(BOTH_EMPTY.replace("SIDES", "X and O")));
+            return Err(LineError::Bad(both_empty("X and O")));
         }
         let entry = book
             .entry(&x, &o)
@@ -433,7 +435,7 @@ fn describe(side: &Side) -> String {
 /// Prints a position's values and, with a roll, its plays.
 fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     let (x, o) = (&position.x, &position.o);
-    let probe_error = |e: endbook::games::bearoff::ProbeError| CliError::Input(e.to_string());
+    let probe_error = |e: ProbeError| CliError::Input(e.to_string());
     let entry: Entry = lookup.entry(x, o).map_err(probe_error)?;
     println!("X to move   {}", describe(x));
     println!("O           {}", describe(o));
@@ -466,11 +468,13 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     let Some(roll) = position.roll else {
         return Ok(());
     };
-    if x.is_empty() || o.is_empty() {
-        println!("roll {roll}: the game is over");
-        return Ok(());
-    }
-    let ranked = ranked_plays(lookup, x, o, roll).map_err(probe_error)?;
+    let ranked = match ranked_plays(lookup, x, o, roll) {
+        Err(ProbeError::GameOver { .. }) => {
+            println!("roll {roll}: the game is over");
+            return Ok(());
+        }
+        ranked => ranked.map_err(probe_error)?,
+    };
     println!();
     println!(
         "roll {roll}: {}, best first",
