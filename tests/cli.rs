@@ -161,6 +161,83 @@ fn probe_reports_the_end_of_the_game() {
 }
 
 #[test]
+fn probe_line_plays_a_best_move_of_each_board_it_shows() {
+    let board = "2 1 0 0 0 1 1 0 1 0 0 0";
+    let out = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "--turns",
+        "12",
+        "--line",
+        board,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let value = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("value       "))
+        .unwrap()
+        .to_string();
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("ply"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("end: "))
+        .collect();
+    assert!(rows.len() >= 2, "{stdout}");
+    let mut net = 0;
+    for (ply, row) in rows.iter().enumerate() {
+        // ply, turns, mover, six houses, '|', six houses, house, capture, net
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.len(), 19, "{row}");
+        assert_eq!(cells[0], (ply + 1).to_string());
+        let turns = (12 - ply).to_string();
+        assert_eq!(cells[1], turns, "{row}");
+        assert_eq!(cells[2], if ply.is_multiple_of(2) { "A" } else { "B" });
+        let shown = [&cells[3..9], &cells[10..16]].concat().join(" ");
+        if ply == 0 {
+            assert_eq!(shown, board);
+        }
+        // The house played is the first best move a probe of the board names,
+        // with the capture its table gives.
+        let single = text(&probe(&turns, &shown).stdout);
+        let best = single
+            .lines()
+            .find_map(|l| {
+                l.split_once(": ")
+                    .filter(|(k, _)| k.starts_with("best move"))
+            })
+            .unwrap()
+            .1;
+        assert_eq!(
+            cells[16],
+            best.split(' ').next().unwrap(),
+            "{row}\n{single}"
+        );
+        let capture = single
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|c| c.len() >= 4 && c[0] == cells[16] && c.last() == Some(&"best"))
+            .unwrap()[2]
+            .to_string();
+        assert_eq!(cells[17], capture, "{row}");
+        net += if ply.is_multiple_of(2) { 1 } else { -1 } * capture.parse::<i32>().unwrap();
+        assert_eq!(cells[18], format!("{net:+}"), "{row}");
+    }
+    assert!(
+        stdout.contains(&format!("net {value} for A, the value")),
+        "{stdout}"
+    );
+    let out = endbook_with_stdin(
+        &["oware", "probe", "--book", book_arg(), "--batch", "--line"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
 fn batch_prints_one_value_per_line_matching_single_probes() {
     let queries = [
         "1 0 0 0 0 0 1 1 1 0 0 0 0",

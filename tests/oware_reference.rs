@@ -24,7 +24,9 @@
 //! V(s, 0) = 0; V(s, t) = max over legal moves of (capture - V(child, t - 1)),
 //! or the own seeds when there is no legal move.
 
-use endbook::games::oware::{generate, legal_moves, play, Board, GenerateOptions, OwareBook};
+use endbook::games::oware::{
+    generate, legal_moves, play, Board, GenerateOptions, LineEnd, OwareBook,
+};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
@@ -405,6 +407,87 @@ fn book_matches_reference_for_9_to_12_seeds() {
         total += check_level(&plan, &mut reference);
     }
     println!("9-12 seeds: {total} queries checked");
+}
+
+/// `book.best_line` from `houses` with `turns` turns left, replayed with the
+/// reference rules: each ply starts from the board the one before left, its
+/// house is the lowest whose reference score is the reference value, its
+/// capture is the reference's, and the line ends as the reference game does.
+/// Returns the plies.
+fn check_line(book: &OwareBook, reference: &mut Reference, houses: &Houses, turns: u32) -> usize {
+    let line = book.best_line(&Board::new(*houses), turns).unwrap();
+    let mut board = *houses;
+    let mut turns_left = turns;
+    let mut net = 0;
+    for (ply, step) in line.plies.iter().enumerate() {
+        assert_eq!(step.board.houses(), &board, "board of ply {ply}");
+        assert_eq!(step.turns_left, turns_left);
+        let value = reference.value(&board, turns_left);
+        assert_eq!(step.value, value, "value at ply {ply}");
+        let best = reference
+            .move_scores(&board, turns_left)
+            .into_iter()
+            .find(|&(_, _, score)| score == value)
+            .expect("a ply is played only where a move exists");
+        assert_eq!(
+            (step.house, u32::from(step.capture)),
+            (best.0, best.1),
+            "ply {ply} of the line from {} with {turns} turns left",
+            Board::new(*houses)
+        );
+        net += if ply.is_multiple_of(2) { 1 } else { -1 } * best.1 as i32;
+        assert_eq!(step.net, net, "net after ply {ply}");
+        board = ref_flip(&ref_play(&board, best.0).unwrap().after);
+        turns_left -= 1;
+    }
+    let plies = line.plies.len();
+    let sign = if plies.is_multiple_of(2) { 1 } else { -1 };
+    match line.end {
+        LineEnd::TurnLimit => assert_eq!(turns_left, 0, "the line stops with turns left"),
+        LineEnd::NoMove { board: end, seeds } => {
+            assert!(turns_left > 0);
+            assert_eq!(end.houses(), &board);
+            assert!((0..6).all(|from| ref_play(&board, from).is_none()));
+            assert_eq!(seeds, ref_side_sum(&board, 0..6));
+            net += sign * seeds as i32;
+        }
+    }
+    assert_eq!(net, reference.value(houses, turns), "net of the line");
+    assert_eq!(line.net(), net);
+    plies
+}
+
+#[test]
+fn best_lines_are_perfect_play_by_the_reference() {
+    let book = book();
+    let mut reference = Reference::default();
+    let mut rng = Rng(0x11e5);
+    let (mut lines, mut plies, mut no_move, mut turn_limit) = (0, 0, 0, 0);
+    let mut longest = 0;
+    for seeds in 1..=8 {
+        // Small levels are solved to 200 turns by the reference in moments;
+        // larger ones with fewer turns.
+        let most = if seeds <= 6 { TURN_LIMIT } else { 24 };
+        for _ in 0..150 {
+            let houses = rng.board(seeds);
+            let turns = rng.in_range(1..=most);
+            let length = check_line(book, &mut reference, &houses, turns);
+            plies += length;
+            longest = longest.max(length);
+            match book.best_line(&Board::new(houses), turns).unwrap().end {
+                LineEnd::TurnLimit => turn_limit += 1,
+                LineEnd::NoMove { .. } => no_move += 1,
+            }
+            lines += 1;
+        }
+    }
+    println!(
+        "{lines} lines of {plies} plies in all (the longest {longest}) agree with the reference \
+         ({no_move} end without a move, {turn_limit} at the turn limit)"
+    );
+    // Both endings must have been checked, and long lines as well as short.
+    assert!(no_move > 100 && turn_limit > 100, "{no_move} {turn_limit}");
+    assert!(longest > 100, "the longest line has {longest} plies");
 }
 
 // ---------------------------------------------------------------------------

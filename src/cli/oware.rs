@@ -14,7 +14,7 @@ use endbook::book::{temporary_path, BookError};
 use endbook::engine::MIN_TRIAL_STATES;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
-    Generated, LevelEncoder, MoveGen, MoveGenKind, OwareBook, ProbeError, Sweep,
+    Generated, LevelEncoder, Line, LineEnd, MoveGen, MoveGenKind, OwareBook, ProbeError, Sweep,
     DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use endbook::kernels::KernelChoice;
@@ -174,6 +174,12 @@ pub struct ProbeArgs {
     /// naming it on stderr.
     #[arg(long, conflicts_with = "turns")]
     batch: bool,
+    /// Also print a line of perfect play: at each ply a best move (the
+    /// lowest house where several are equal), the board before it as the
+    /// mover sees it, and the net score so far of the player to move at the
+    /// start, until the turns run out or a player cannot move.
+    #[arg(long, conflicts_with = "batch")]
+    line: bool,
 }
 
 #[derive(Args)]
@@ -887,17 +893,9 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
         .analyse(&board, turns)
         .map_err(|e| CliError::Input(e.to_string()))?;
     let houses = board.houses();
-    let side = |range: std::ops::Range<usize>| {
-        houses[range]
-            .iter()
-            .map(|h| h.to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     println!(
-        "board       {} | {}   (player to move: houses 0-5)",
-        side(0..6),
-        side(6..12)
+        "board       {}   (player to move: houses 0-5)",
+        format_sides(&board)
     );
     println!("turns left  {turns}");
     println!("value       {:+}", analysis.value);
@@ -926,7 +924,66 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
         if best.len() > 1 { "s" } else { "" },
         best.join(" ")
     );
+    if args.line {
+        let line = book
+            .best_line(&board, turns)
+            .map_err(|e| CliError::Input(e.to_string()))?;
+        print_line(&line);
+    }
     Ok(())
+}
+
+/// A line of perfect play, ply by ply, and how it ends.
+fn print_line(line: &Line) {
+    println!();
+    println!(
+        "line of perfect play (A: the player to move above, B: the other; net: A's score so far)"
+    );
+    println!("  ply  turns  mover  board (mover's houses first)  house  capture   net");
+    for (ply, step) in line.plies.iter().enumerate() {
+        println!(
+            "{:>5} {:>6}  {:>5}  {:<28} {:>6} {:>8} {:>+5}",
+            ply + 1,
+            step.turns_left,
+            Line::mover(ply),
+            format_sides(&step.board),
+            step.house,
+            step.capture,
+            step.net
+        );
+    }
+    match line.end {
+        LineEnd::TurnLimit => println!(
+            "end: no turns left; the {} on the board score nothing",
+            counted(
+                u64::from(
+                    line.plies
+                        .last()
+                        .map_or(0, |p| p.board.seeds() - u32::from(p.capture))
+                ),
+                "seed"
+            )
+        ),
+        LineEnd::NoMove { board, seeds } => println!(
+            "end: {} ({}) has no legal move and scores the {} on their side",
+            Line::mover(line.plies.len()),
+            format_sides(&board),
+            counted(u64::from(seeds), "seed")
+        ),
+    }
+    println!("net {:+} for A, the value", line.net());
+}
+
+/// A board as `h0 ... h5 | h6 ... h11`.
+fn format_sides(board: &Board) -> String {
+    let side = |range: std::ops::Range<usize>| {
+        board.houses()[range]
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!("{} | {}", side(0..6), side(6..12))
 }
 
 fn run_batch(book: &OwareBook) -> Result<(), CliError> {

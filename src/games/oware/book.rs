@@ -19,7 +19,7 @@
 use super::board::Board;
 use super::generate::{Generated, MAX_TURN_LIMIT};
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
-use super::rules::legal_moves;
+use super::rules::{legal_moves, play};
 use crate::book::{self, compact, Appender, BookError, Container, SectionData};
 use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
 use rayon::prelude::*;
@@ -198,6 +198,87 @@ impl Analysis {
             .iter()
             .filter(|m| m.score == self.value)
             .map(|m| m.house)
+    }
+}
+
+/// One ply of a [`Line`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinePly {
+    /// The board before the ply, seen by the player to move (houses 0-5
+    /// theirs), as [`OwareBook::value`] and `endbook oware probe` take it.
+    pub board: Board,
+    /// Turns left before the ply.
+    pub turns_left: u32,
+    /// The house sown (0-5, the mover's).
+    pub house: usize,
+    /// Seeds it captures.
+    pub capture: u8,
+    /// The move's value for its mover: the board's value with these turns
+    /// left.
+    pub value: i32,
+    /// The net score so far, after this ply, of the player to move at the
+    /// start: the captures of their plies less those of the other's.
+    pub net: i32,
+}
+
+/// How a [`Line`] ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineEnd {
+    /// The turns ran out: no more plies, the seeds on the board score
+    /// nothing.
+    TurnLimit,
+    /// The player to move has no legal move: the game ends and they score
+    /// the seeds on their side.
+    NoMove {
+        /// The board, seen by the player who cannot move.
+        board: Board,
+        /// The seeds they score.
+        seeds: u32,
+    },
+}
+
+/// A line of perfect play: each ply a best move, the lowest house among
+/// equals, until the game or the turns end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The plies, the first by the player to move at the start.
+    pub plies: Vec<LinePly>,
+    /// How the line ends.
+    pub end: LineEnd,
+}
+
+impl Line {
+    /// The net score of the player to move at the start along the line: each
+    /// ply's capture counted for its mover and against the other, and the
+    /// seeds scored at the end. Equal to the starting board's value.
+    pub fn net(&self) -> i32 {
+        let captures = self.plies.last().map_or(0, |ply| ply.net);
+        match self.end {
+            LineEnd::TurnLimit => captures,
+            LineEnd::NoMove { seeds, .. } => {
+                captures + first_player_sign(self.plies.len()) * seeds as i32
+            }
+        }
+    }
+
+    /// Which player moves at ply `ply` (from 0): `'A'`, the player to move
+    /// at the start, or `'B'`.
+    pub fn mover(ply: usize) -> char {
+        if first_player_sign(ply) > 0 {
+            'A'
+        } else {
+            'B'
+        }
+    }
+}
+
+/// +1 where the player to move at the start moves at ply `ply` (from 0), -1
+/// where the other does.
+fn first_player_sign(ply: usize) -> i32 {
+    if ply.is_multiple_of(2) {
+        1
+    } else {
+        -1
     }
 }
 
@@ -639,6 +720,43 @@ impl OwareBook {
             })
             .collect::<Result<Vec<_>, ProbeError>>()?;
         Ok(Analysis { value, moves })
+    }
+
+    /// A line of perfect play from `board` with `turns_left` turns left: at
+    /// each ply a best move (the lowest house where several are), until the
+    /// turns run out or the player to move has no legal move. At most
+    /// `turns_left` plies; [`Line::net`] equals the board's value.
+    pub fn best_line(&self, board: &Board, turns_left: u32) -> Result<Line, ProbeError> {
+        self.check(board, turns_left)?;
+        let mut plies = Vec::new();
+        let (mut board, mut turns) = (*board, turns_left);
+        while turns > 0 {
+            // Seeds never grow, so every board of the line is covered.
+            let analysis = self.analyse(&board, turns)?;
+            let Some(best) = analysis.moves.iter().find(|m| m.score == analysis.value) else {
+                let seeds = board.own_seeds();
+                return Ok(Line {
+                    plies,
+                    end: LineEnd::NoMove { board, seeds },
+                });
+            };
+            let outcome = play(&board, best.house).expect("a scored move is legal");
+            let before = plies.last().map_or(0, |ply: &LinePly| ply.net);
+            plies.push(LinePly {
+                board,
+                turns_left: turns,
+                house: best.house,
+                capture: best.capture,
+                value: analysis.value,
+                net: before + first_player_sign(plies.len()) * i32::from(best.capture),
+            });
+            board = outcome.child();
+            turns -= 1;
+        }
+        Ok(Line {
+            plies,
+            end: LineEnd::TurnLimit,
+        })
     }
 
     /// Statistics of level `seeds`: value changes and converged values.

@@ -10,8 +10,8 @@ pub mod runs;
 
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{
-    Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, OwareBook,
-    ProbeError, ScoredMove,
+    Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, Line, LineEnd,
+    LinePly, OwareBook, ProbeError, ScoredMove,
 };
 pub use generate::{
     extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, Sweep,
