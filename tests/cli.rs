@@ -301,7 +301,10 @@ fn malformed_boards_and_turns_exit_2() {
     assert_input_error(&probe("0", "1 0 0 0 0 0 0 0 0 0 0 0"), "got 0");
     assert_input_error(&probe("201", "1 0 0 0 0 0 0 0 0 0 0 0"), "got 201");
     let negative_turns = probe("-3", "1 0 0 0 0 0 0 0 0 0 0 0");
-    assert_eq!(negative_turns.status.code(), Some(2));
+    assert_input_error(
+        &negative_turns,
+        "'-3': counts, sizes and turns cannot be negative",
+    );
 }
 
 #[test]

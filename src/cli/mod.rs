@@ -112,17 +112,32 @@ fn usage_error(error: clap::Error) -> ExitCode {
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
     // A negative number where a count or a size goes reads to clap as an
-    // unknown flag: say what is wrong with it instead.
-    if error.kind() == ErrorKind::UnknownArgument {
-        if let Some(clap::error::ContextValue::String(arg)) =
-            error.get(clap::error::ContextKind::InvalidArg)
-        {
-            // clap names the flag-like start (`-1`) of the argument: it is a
-            // negative number if the whole argument reads as numbers (a
-            // board's, a size with its unit), not as `-1.book`.
-            let whole = std::env::args()
-                .find(|a| a.starts_with(arg.as_str()))
-                .unwrap_or_default();
+    // unknown flag, or (after an option that takes a value, in a command
+    // that takes negative board counts) as a value out of the unsigned
+    // type's range: say what is wrong with it instead.
+    let (context, flag) = match error.kind() {
+        ErrorKind::UnknownArgument => (clap::error::ContextKind::InvalidArg, true),
+        _ => (clap::error::ContextKind::InvalidValue, false),
+    };
+    let negative = matches!(
+        error.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::ValueValidation
+    )
+    .then(|| error.get(context))
+    .flatten();
+    if let Some(clap::error::ContextValue::String(arg)) = negative {
+        if arg.starts_with('-') {
+            // As a flag, clap names the flag-like start (`-1`) of the
+            // argument: it is a negative number if the whole argument reads
+            // as numbers (a board's, a size with its unit), not as
+            // `-1.book`. As a value, clap names it whole.
+            let whole = if flag {
+                std::env::args()
+                    .find(|a| a.starts_with(arg.as_str()))
+                    .unwrap_or_default()
+            } else {
+                arg.clone()
+            };
             let numeric = whole.len() > 1
                 && whole[1..].starts_with(|c: char| c.is_ascii_digit())
                 && whole[1..]
