@@ -65,14 +65,14 @@ fn books_hold_every_pair_within_the_stated_precision() {
         for x in &sides {
             for o in &sides {
                 let (exact, stored) = (full.entry(x, o).unwrap(), book.entry(x, o).unwrap());
-                worst_win = worst_win.max((exact.win - stored.win).abs());
+                worst_win = worst_win.max(common::error(exact.win, stored.win));
                 if let (Some(e), Some(s)) = (exact.cube, stored.cube) {
                     for (a, b) in [
                         (e.owned, s.owned),
                         (e.centred, s.centred),
                         (e.opponent_owns, s.opponent_owns),
                     ] {
-                        worst_equity = worst_equity.max((a - b).abs());
+                        worst_equity = worst_equity.max(common::error(a, b));
                     }
                 } else {
                     assert!(!cube, "a cubeful book without equities");

@@ -192,10 +192,10 @@ fn worst(
     for (x, o) in pairs {
         let expected = reference.value(&checkers_of(x), &checkers_of(o));
         let win = cubeless.entry(x, o).unwrap().win;
-        worst_cubeless = worst_cubeless.max((win - expected[0]).abs());
+        worst_cubeless = worst_cubeless.max(common::error(win, expected[0]));
         let got = values_of(cubeful, x, o);
         for (g, e) in got.iter().zip(expected) {
-            worst_cubeful = worst_cubeful.max((g - e).abs());
+            worst_cubeful = worst_cubeful.max(common::error(*g, e));
         }
     }
     (worst_cubeless, worst_cubeful)
@@ -293,9 +293,40 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
     for k in 0..4 {
         assert!((got[k] - expected[k]).abs() < 1e-9, "{got:?} {expected:?}");
     }
-    // The opponent's replies are in the second table.
-    let after: Side = "0 0 0 0 0 0".parse().unwrap();
-    assert!(evaluation.entry(&o, &after).is_ok());
+    // Every pair of the two universes, both ways round: X's sides against
+    // O's (the first table) and O's against X's (the second, the opponent's
+    // replies).
+    let universe = |u: &endbook::games::bearoff::Universe| -> Vec<Side> {
+        (0..u.slots()).filter_map(|slot| u.side(slot)).collect()
+    };
+    let plan = Plan::new(&x, &o);
+    let (xs, os) = (
+        universe(&plan.first),
+        universe(plan.second.as_ref().unwrap()),
+    );
+    assert!(
+        xs.len() >= 2 && os.len() > 100 * xs.len(),
+        "{} {}",
+        xs.len(),
+        os.len()
+    );
+    let mut pairs = 0;
+    for (movers, opponents) in [(&xs, &os), (&os, &xs)] {
+        for mover in movers {
+            for opponent in opponents {
+                let expected = reference.value(&checkers_of(mover), &checkers_of(opponent));
+                let got = values_of(&evaluation, mover, opponent);
+                for k in 0..4 {
+                    assert!(
+                        common::error(got[k], expected[k]) < 1e-9,
+                        "{mover} v {opponent}: {got:?} {expected:?}"
+                    );
+                }
+                pairs += 1;
+            }
+        }
+    }
+    println!("{pairs} pairs of the two universes agree with the reference");
 }
 
 /// Every kernel this CPU supports against the first (scalar); those it

@@ -11,6 +11,18 @@ pub use rng::Rng;
 pub const ARTICLE_FLAT_9_SHA256: &str =
     "70d9caa6035222a644b8e1c6894c3cfc996c9f2e14dc59cf6c8bb2f76e397d36";
 
+/// `|a - b|`, or infinity where either is not a number: a largest error
+/// taken with `f64::max`, which passes over NaN, cannot then hide one.
+#[allow(dead_code)] // for the tests that compare probabilities
+pub fn error(a: f64, b: f64) -> f64 {
+    let d = (a - b).abs();
+    if d.is_nan() {
+        f64::INFINITY
+    } else {
+        d
+    }
+}
+
 /// Lower-case hexadecimal.
 #[allow(dead_code)]
 pub fn hex(digest: &[u8]) -> String {
