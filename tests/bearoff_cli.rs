@@ -130,19 +130,58 @@ fn eval_agrees_with_the_book() {
     let position = ["--x", "0 0 2 0 0 1", "--o", "1 0 0 1 0 2"];
     let probe = endbook(&[&["bearoff", "probe", "--book", book_arg()][..], &position].concat());
     let eval = endbook(&[&["bearoff", "eval"][..], &position].concat());
-    assert!(eval.status.success(), "{}", text(&eval.stderr));
-    let line = |out: &Output| {
-        text(&out.stdout)
+    assert!((headline(&probe) - headline(&eval)).abs() < 1e-5);
+}
+
+/// `P(X wins)` as `eval` or `probe` print it.
+fn headline(out: &Output) -> f64 {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("P(X wins)"))
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn eval_ranks_plays_of_uneven_sides_by_the_opponents_own_evaluation() {
+    // Few checkers against many: the evaluator solves two universes, and
+    // each play's P(win) comes from the second (O to move against what the
+    // play leaves). Each must be 1 - P(O wins) from an evaluation of that
+    // position of its own.
+    let (x, o) = ("1 0 0 0 0 2", "0 0 0 2 2 3");
+    for roll in [["2", "1"], ["6", "5"], ["3", "3"]] {
+        let out = endbook(&[
+            "bearoff", "eval", "--x", x, "--o", o, "--roll", roll[0], roll[1],
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let rows: Vec<Vec<&str>> = stdout
             .lines()
-            .find(|l| l.starts_with("P(X wins)"))
-            .unwrap()
-            .split_whitespace()
-            .nth(2)
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-    };
-    assert!((line(&probe) - line(&eval)).abs() < 1e-5);
+            .skip_while(|l| !l.starts_with("rank"))
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert!(!rows.is_empty(), "{stdout}");
+        for row in rows {
+            // rank, the play's moves, the six counts it leaves, P(win), three equities.
+            let leaves = row[row.len() - 10..row.len() - 4].join(" ");
+            let p_win: f64 = row[row.len() - 4].parse().unwrap();
+            let reply = if leaves == "0 0 0 0 0 0" {
+                0.0
+            } else {
+                headline(&endbook(&["bearoff", "eval", "--x", o, "--o", &leaves]))
+            };
+            assert!(
+                (p_win - (1.0 - reply)).abs() < 2e-6,
+                "roll {roll:?}, {row:?}: O's own evaluation gives P(O wins) {reply}"
+            );
+        }
+    }
 }
 
 #[test]
