@@ -4,7 +4,7 @@
 
 use endbook::engine::PackedChanges;
 use endbook::games::oware::{
-    extend, generate, GenerateOptions, GenerateProgress, Generated, OwareBook, Sweep,
+    extend, generate, runs, GenerateOptions, GenerateProgress, Generated, OwareBook, Sweep,
 };
 use sha2::{Digest, Sha256};
 
@@ -230,6 +230,22 @@ fn run_sweeps_on_a_pools_workers_give_the_same_book() {
                 reference,
                 "{threads} threads"
             );
+            // Levels of SMALL_LEVEL boards or more were shared out (6..=10),
+            // the smaller ones solved on one thread.
+            let shared: Vec<usize> = (generated.solution.levels.iter())
+                .map(|level| level.threads)
+                .collect();
+            let expected: Vec<usize> = (generated.solution.levels.iter())
+                .map(|level| {
+                    if level.states < runs::SMALL_LEVEL {
+                        1
+                    } else {
+                        threads
+                    }
+                })
+                .collect();
+            assert_eq!(shared, expected, "{threads} threads");
+            assert_eq!(expected[6..], [threads; 5]);
         }
     }
 }

@@ -136,6 +136,9 @@ pub struct LevelSolution {
     /// The kernel that swept its layers once the trials were over (`None`
     /// for a level taken over from a book).
     pub kernel: Option<Kernel>,
+    /// The threads its turns were shared among: the pool's, or 1 for a
+    /// level too small to share out (0 for a level taken over from a book).
+    pub threads: usize,
 }
 
 /// A solved game: every layer as changes from the one before.
@@ -373,6 +376,7 @@ pub fn solve<const MOVES: usize>(
         last_change: 1,
         closed_after: Duration::ZERO,
         kernel: None,
+        threads: rayon::current_num_threads(),
     }));
     let mut frontier = Frontier::default();
     let mut closed = 0;

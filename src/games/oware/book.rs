@@ -598,6 +598,7 @@ impl OwareBook {
                 last_change: level.last_change,
                 closed_after: Duration::ZERO,
                 kernel: None,
+                threads: 0,
             })
             .collect();
         solution.changes = changes;

@@ -860,7 +860,7 @@ impl Layers {
 /// levels under 100,000 boards on one thread (levels 0..=8), 0.063 with
 /// 10,000 (levels 6, 7 and 8 shared out: 12,376, 31,824 and 75,582
 /// boards), 0.062-0.063 with 2,000 or 30,000.
-const SMALL_LEVEL: usize = 10_000;
+pub const SMALL_LEVEL: usize = 10_000;
 
 impl RunSolver {
     /// A solver for boards of up to `max_seeds` seeds and `1..=turn_limit`
@@ -1311,6 +1311,7 @@ fn solve_level(
         last_change,
         closed_after: solution.elapsed + elapsed,
         kernel: Some(picker.chosen()),
+        threads: rayon::current_num_threads(),
     });
     solution.level_starts.push(level_starts[level + 1]);
     if keep_mirror {
