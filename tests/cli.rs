@@ -693,10 +693,53 @@ fn dry_run_estimates_and_writes_nothing() {
         stdout.contains("17,383,860"),
         "the 0..=15-seed board count: {stdout}"
     );
-    for word in ["memory", "book", "time"] {
-        assert!(stdout.contains(word), "{word}: {stdout}");
-    }
+    assert!(stdout
+        .lines()
+        .any(|l| l.starts_with("memory        about ")));
+    assert!(stdout
+        .lines()
+        .any(|l| l.starts_with("book          about ")));
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    // The time: seconds on the threads asked for, more on one than on two
+    // (as much on a one-core machine), within reach of the 15-seed runs
+    // measured (5 to 11 s on one or two threads).
+    let time = |threads: &str| -> f64 {
+        let out = endbook(&generate_args(
+            "15",
+            &path,
+            &["--dry-run", "--threads", threads],
+        ));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let line = stdout.lines().find(|l| l.starts_with("time")).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let noun = if threads == "1" { "thread" } else { "threads" };
+        assert_eq!(words[..2], ["time", "about"], "{line}");
+        assert_eq!(words[3..6], ["s", "on", threads], "{line}");
+        assert_eq!(words[6], noun, "{line}");
+        words[2].parse().unwrap()
+    };
+    let (one, two) = (time("1"), time("2"));
+    assert!(
+        one >= two && (1.0..60.0).contains(&one) && (1.0..60.0).contains(&two),
+        "{one} {two}"
+    );
+    // Threads beyond the cores share them: no faster.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let beyond = endbook(&generate_args(
+        "15",
+        &path,
+        &["--dry-run", "--threads", &(cores + 1).to_string()],
+    ));
+    let beyond = text(&beyond.stdout);
+    let line = beyond.lines().find(|l| l.starts_with("time")).unwrap();
+    assert!(
+        line.ends_with(&format!(
+            "({cores} busy at a time on {cores} core{})",
+            if cores == 1 { "" } else { "s" }
+        )),
+        "{line}"
+    );
 }
 
 /// The dry run's book size is that of the book the run then writes, within

@@ -3,8 +3,9 @@
 use super::progress::WorkProgress;
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, human_seconds, on_pool, print_book_size, print_verdict, print_written,
-    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError, Resources,
+    grouped, human_bytes, on_pool, print_book_size, print_time_estimate, print_verdict,
+    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
+    Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -206,9 +207,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     if args.dry_run {
         let universe = Universe::full(args.checkers);
         let reads = universe.total_children() as f64 * universe.slots() as f64;
-        let seconds = universe.positions() as f64 * UNIVERSE_SECONDS_PER_SIDE
-            + reads / READS_PER_SECOND[usize::from(args.cube)] * 2.0 / threads as f64
+        let serial_seconds = universe.positions() as f64 * UNIVERSE_SECONDS_PER_SIDE
             + options.book_bytes() as f64 / WRITE_BYTES_PER_SECOND;
+        let parallel_seconds = reads / READS_PER_SECOND[usize::from(args.cube)];
         println!(
             "sides         {} per player (0..={} checkers), {} pairs with padding",
             grouped(universe.positions() as u64),
@@ -227,10 +228,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             grouped(reads as u64),
             universe.total_children() as f64 / universe.positions() as f64
         );
-        println!(
-            "time          {} on {threads} threads",
-            human_seconds(seconds)
-        );
+        print_time_estimate(serial_seconds, parallel_seconds, threads);
         let stop = print_verdict(
             check_folder_writable(&out).err().map(|why| why.to_string()),
             memory,

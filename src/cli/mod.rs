@@ -534,6 +534,30 @@ pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 
 /// `n` and `noun` (singular), with an "s" unless `n` is 1, digits grouped:
 /// "1 seed", "2,048 seeds".
+/// A dry run's time line: `serial_seconds`, and `seconds_2_threads` (the
+/// parallel work's time on two threads) spread over `threads`, or over as
+/// many as the machine has cores where `threads` is more (threads beyond
+/// the cores share them: no faster).
+fn print_time_estimate(serial_seconds: f64, seconds_2_threads: f64, threads: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let working = threads.min(cores.max(1));
+    let seconds = serial_seconds + seconds_2_threads * 2.0 / working as f64;
+    let beyond = if threads > working {
+        format!(
+            " ({} busy at a time on {})",
+            working,
+            counted(cores as u64, "core")
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "time          {} on {}{beyond}",
+        human_seconds(seconds),
+        counted(threads as u64, "thread")
+    );
+}
+
 fn counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
 }

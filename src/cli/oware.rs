@@ -6,8 +6,9 @@ use super::checkpoint::{
 use super::progress::{LevelProgress, WorkProgress};
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, human_seconds, print_book_size, print_verdict, print_written, same_file,
-    unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError, Resources,
+    grouped, human_bytes, print_book_size, print_time_estimate, print_verdict, print_written,
+    same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
+    Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -464,7 +465,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // The work, as the memory check names it.
     let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
     if args.dry_run {
-        let seconds = expected.seconds_2_threads * 2.0 / threads as f64;
         println!(
             "boards        {} (0..={} seeds)",
             grouped(states),
@@ -476,10 +476,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             available.map_or("unknown".into(), human_bytes)
         );
         print_book_size(expected.book, kept_bytes, "about ", &out);
-        println!(
-            "time          {} on {threads} threads",
-            human_seconds(seconds)
-        );
+        print_time_estimate(0.0, expected.seconds_2_threads, threads);
         // The run's own checks, in its order (of the checkpoint a --resume
         // takes up, its header: its levels are checked as the run opens it).
         let base = || match (&args.extend, existing) {
