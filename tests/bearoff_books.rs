@@ -94,6 +94,9 @@ fn files_round_trip_and_sides_beyond_the_book_are_errors() {
         .write(&path)
         .unwrap();
     assert!(!book::temporary_path(&path).exists());
+    // The file holds the bytes of the book built in memory.
+    let bytes = generate(GenerateOptions::new(3, true), |_| {}).into_book_bytes();
+    assert!(std::fs::read(&path).unwrap() == bytes);
     let from_file = BearoffBook::open(&path).unwrap();
     let in_memory = BearoffBook::from_bytes(std::fs::read(&path).unwrap()).unwrap();
     for x in sides(3) {

@@ -3,7 +3,7 @@
 
 use endbook::book::compact::{self, Codec, Level};
 use endbook::games::oware::{
-    generate, BoardIndex, Encoding, GenerateOptions, OwareBook, ProbeError,
+    generate, Board, BoardIndex, Encoding, GenerateOptions, OwareBook, ProbeError,
 };
 
 mod common;
@@ -319,7 +319,18 @@ fn malformed_compact_sections_are_corrupt() {
         // A synthetic level where every board changes twice, to 1 at turn 1
         // and to 2 at turn 2; then break the first record's changes.
         let synthetic = compact::encode(codec, boards, |_| vec![(1, 1), (2, 2)]);
-        assert!(OwareBook::from_bytes(with_section(encoding, level, synthetic.clone())).is_ok());
+        let book = OwareBook::from_bytes(with_section(encoding, level, synthetic.clone())).unwrap();
+        for board in [
+            "3 0 0 0 0 0 0 0 0 0 0 0",
+            "0 1 0 0 0 0 1 0 0 0 0 1",
+            "0 0 0 0 0 0 0 0 0 0 0 3",
+        ] {
+            let board: Board = board.parse().unwrap();
+            let values: Vec<i32> = [1, 2, 3, 200]
+                .map(|t| book.value(&board, t).unwrap())
+                .to_vec();
+            assert_eq!(values, [1, 2, 2, 2], "{board} in the synthetic level");
+        }
         let broken = |bytes: &[(usize, u8)]| {
             let mut section = synthetic.clone();
             for &(at, byte) in bytes {
