@@ -257,7 +257,7 @@ fn packing(c: &mut Criterion, old: &[i8], new: &[i8]) {
         .measurement_time(Duration::from_secs(3));
     for packing in Packing::ALL {
         if !packing.is_supported() {
-            eprintln!("packing: {packing} skipped (this CPU lacks it)");
+            endbook::kernels::skip_unsupported(packing.name(), "packing bench");
             continue;
         }
         assert!(

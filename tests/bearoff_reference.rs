@@ -14,7 +14,6 @@ use endbook::games::bearoff::{
 };
 use endbook::kernels::{Kernel, KernelKind};
 use std::collections::{BTreeSet, HashMap};
-use std::io::Write;
 
 /// Checker points, highest first; empty when every checker is off.
 type Checkers = Vec<u8>;
@@ -336,10 +335,7 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
 fn every_kernel_computes_identical_tables() {
     for kind in KernelKind::ALL {
         if !kind.is_supported() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "kernel {kind} skipped: this CPU does not support it"
-            );
+            endbook::kernels::skip_unsupported(kind.name(), "bear-off tables by every kernel");
         }
     }
     assert_eq!(Kernel::available().next(), Some(Kernel::scalar()));

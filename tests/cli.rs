@@ -1076,10 +1076,14 @@ fn every_generation_option_writes_the_default_book() {
     let mut kernels = vec!["auto", "scalar", "portable"];
     if endbook::kernels::KernelKind::Avx2.is_supported() {
         kernels.push("avx2");
+    } else {
+        endbook::kernels::skip_unsupported("avx2", "oware generate --kernel");
     }
     let mut movegens = vec!["auto", "scalar"];
     if endbook::games::oware::MoveGenKind::Bmi2.is_supported() {
         movegens.push("bmi2");
+    } else {
+        endbook::kernels::skip_unsupported("bmi2", "oware generate --movegen");
     }
     let mut runs: Vec<Vec<&str>> = Vec::new();
     for kernel in &kernels {

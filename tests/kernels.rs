@@ -21,10 +21,7 @@ impl Rng {
 fn kernels_under_test() -> Vec<Kernel> {
     for kind in KernelKind::ALL {
         if !kind.is_supported() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "kernel {kind} skipped: this CPU does not support it"
-            );
+            endbook::kernels::skip_unsupported(kind.name(), "kernels against scalar");
         }
     }
     Kernel::available()

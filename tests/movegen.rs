@@ -7,7 +7,6 @@ use endbook::games::oware::Sweep;
 use endbook::games::oware::{
     generate, legal_moves, Board, BoardIndex, GenerateOptions, MoveGen, MoveGenKind, OwareBook,
 };
-use std::io::Write;
 
 mod common;
 use common::Rng;
@@ -15,10 +14,7 @@ use common::Rng;
 fn movegens() -> Vec<MoveGen> {
     for kind in MoveGenKind::ALL {
         if !kind.is_supported() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "movegen {kind} skipped: this CPU does not support it"
-            );
+            endbook::kernels::skip_unsupported(kind.name(), "move generators against the rules");
         }
     }
     MoveGen::available().collect()

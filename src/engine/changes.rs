@@ -1131,12 +1131,12 @@ mod tests {
             .filter(|&p| p != Packing::Portable)
             .collect();
         for packing in Packing::ALL.into_iter().skip(1) {
-            crate::testing::note(&match vectors.contains(&packing) {
-                true => {
-                    format!("push_differences: {packing} packing checked against the portable one")
-                }
-                false => format!("push_differences: {packing} packing skipped (this CPU lacks it)"),
-            });
+            match vectors.contains(&packing) {
+                true => crate::testing::note(&format!(
+                    "push_differences: {packing} packing checked against the portable one"
+                )),
+                false => crate::kernels::skip_unsupported(packing.name(), "push_differences"),
+            }
         }
         let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         // Densities from none to every board, lengths off the block size,

@@ -323,6 +323,25 @@ pub fn change_packing() -> &'static str {
     packing().name()
 }
 
+/// For the checks that run every variant this CPU supports: says, on the
+/// standard error handle itself (which the test harness does not capture),
+/// that the check of `variant` is skipped because the CPU lacks it; or,
+/// where the environment variable `ENDBOOK_REQUIRE_SIMD` lists `variant`
+/// (comma-separated names, e.g. `avx2,bmi2`), panics: on a machine meant to
+/// cover a variant, its check skipped is a failure, not a pass.
+#[doc(hidden)]
+pub fn skip_unsupported(variant: &str, check: &str) {
+    use std::io::Write;
+    let required = std::env::var("ENDBOOK_REQUIRE_SIMD").unwrap_or_default();
+    if required.split(',').any(|name| name.trim() == variant) {
+        panic!("{check}: this CPU lacks {variant}, which ENDBOOK_REQUIRE_SIMD requires");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "{check}: {variant} skipped (this CPU lacks it)"
+    );
+}
+
 /// Asks the CPU to bring the cache line holding `items[at]` in (nothing if
 /// `at` is past the end, or on targets without a prefetch instruction): for
 /// readers of many streams at once, more than the hardware prefetchers

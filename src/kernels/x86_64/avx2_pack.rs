@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn every_quarter_mask_packs_as_the_plain_loop() {
         if !crate::kernels::Packing::Avx2.is_supported() {
-            crate::testing::note("avx2 packing skipped (this CPU lacks it)");
+            crate::kernels::skip_unsupported("avx2", "packing by quarter masks");
             return;
         }
         let mut random = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
