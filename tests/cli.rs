@@ -288,6 +288,31 @@ fn batch_names_the_bad_line_and_fails() {
     assert!(stderr.contains("found 11"), "{stderr}");
     // Lines before the bad one are answered, none after it.
     assert_eq!(text(&out.stdout).lines().count(), 1);
+    // A token of a megabyte is quoted by its start and length.
+    let long = "7".repeat(1 << 20);
+    for input in [
+        format!("5 0 0 0 0 {long} 1 1 1 0 0 0 0\n"),
+        format!("{long} 0 0 0 0 0 1 1 1 0 0 0 0\n"),
+    ] {
+        let out = endbook_with_stdin(&["oware", "probe", "--book", book_arg(), "--batch"], &input);
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            &stderr[..200.min(stderr.len())]
+        );
+        assert!(
+            stderr.len() < 200,
+            "{} bytes: {}",
+            stderr.len(),
+            &stderr[..200]
+        );
+        assert!(
+            stderr.contains("'77777777777777777777... (1048576 characters)'"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
     Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
 };
+use endbook::games::excerpt;
 use endbook::kernels::{Kernel, KernelKind};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -300,7 +301,12 @@ fn parse_roll(dice: &[String]) -> Result<Roll, CliError> {
         text.parse::<u8>()
             .ok()
             .filter(|d| (1..=6).contains(d))
-            .ok_or_else(|| CliError::Input(format!("--roll: a die shows 1 to 6, got '{text}'")))
+            .ok_or_else(|| {
+                CliError::Input(format!(
+                    "--roll: a die shows 1 to 6, got '{}'",
+                    excerpt(text)
+                ))
+            })
     };
     let (a, b) = (die(&dice[0])?, die(&dice[1])?);
     Ok(Roll::new(a, b).expect("dice checked"))

@@ -27,7 +27,7 @@ mod interrupt {
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::book::BookError;
-use endbook::games::game_of;
+use endbook::games::{excerpt, game_of};
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -265,19 +265,29 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "ti" => 1024f64.powi(4),
         _ => {
             return Err(format!(
-                "unknown unit '{unit}' (bytes, or K, M, G, T, Ki, Mi, Gi, Ti)"
+                "unknown unit '{}' (bytes, or K, M, G, T, Ki, Mi, Gi, Ti)",
+                excerpt(unit)
             ))
         }
     };
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size such as 8G, 1.5Gi or 500M"))?;
+    let number: f64 = number.parse().map_err(|_| {
+        format!(
+            "'{}' is not a size such as 8G, 1.5Gi or 500M",
+            excerpt(text)
+        )
+    })?;
     let bytes = number * scale;
     if bytes < 1.0 {
-        return Err(format!("'{text}' is not a size of at least one byte"));
+        return Err(format!(
+            "'{}' is not a size of at least one byte",
+            excerpt(text)
+        ));
     }
     if bytes >= u64::MAX as f64 {
-        return Err(format!("'{text}' is larger than any memory (2^64 bytes)"));
+        return Err(format!(
+            "'{}' is larger than any memory (2^64 bytes)",
+            excerpt(text)
+        ));
     }
     Ok(bytes as u64)
 }

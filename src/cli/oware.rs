@@ -13,6 +13,7 @@ use super::{
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
 use endbook::engine::MIN_TRIAL_STATES;
+use endbook::games::excerpt;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
     Generated, LevelEncoder, Line, LineEnd, MoveGen, MoveGenKind, OwareBook, ProbeError, Sweep,
@@ -988,9 +989,9 @@ fn run_batch(book: &OwareBook) -> Result<(), CliError> {
         let (turns, board) = line
             .split_once(|c: char| c.is_whitespace() || c == ',')
             .unwrap_or((line, ""));
-        let turns: u32 = turns
-            .parse()
-            .map_err(|_| LineError::Bad(format!("'{turns}' is not a number of turns")))?;
+        let turns: u32 = turns.parse().map_err(|_| {
+            LineError::Bad(format!("'{}' is not a number of turns", excerpt(turns)))
+        })?;
         let board = parse_board(board).map_err(LineError::Bad)?;
         match book.value(&board, turns) {
             Ok(value) => Ok(value.to_string()),

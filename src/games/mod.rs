@@ -32,6 +32,25 @@ pub const GAMES: &[GameTag] = &[
     },
 ];
 
+/// A token of bad input as an error message quotes it: whole up to 24
+/// characters, else its first 20 and how long it was (a line of a megabyte
+/// makes no megabyte message).
+pub fn excerpt(token: &str) -> String {
+    const WHOLE: usize = 24;
+    const START: usize = 20;
+    match token.char_indices().nth(WHOLE) {
+        None => token.to_string(),
+        Some(_) => {
+            let (cut, _) = token.char_indices().nth(START).expect("longer than START");
+            format!(
+                "{}... ({} characters)",
+                &token[..cut],
+                token.chars().count()
+            )
+        }
+    }
+}
+
 /// The game whose books carry `tag`, if any.
 pub fn game_of(tag: [u8; 4]) -> Option<&'static GameTag> {
     GAMES.iter().find(|game| game.tag == tag)
@@ -52,5 +71,21 @@ mod tests {
             assert_eq!(game_of(a.tag), Some(a));
         }
         assert_eq!(game_of(*b"BKGM"), None);
+    }
+
+    #[test]
+    fn excerpts_cut_long_tokens_only() {
+        assert_eq!(excerpt(""), "");
+        assert_eq!(excerpt(&"7".repeat(24)), "7".repeat(24));
+        assert_eq!(
+            excerpt(&"7".repeat(25)),
+            format!("{}... (25 characters)", "7".repeat(20))
+        );
+        // Characters, not bytes: a cut never splits one.
+        let wide = "é".repeat(1000);
+        assert_eq!(
+            excerpt(&wide),
+            format!("{}... (1000 characters)", "é".repeat(20))
+        );
     }
 }

@@ -33,6 +33,8 @@ pub enum ParseSideError {
     TooManyCheckers(u32),
 }
 
+use crate::games::excerpt;
+
 impl fmt::Display for ParseSideError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -40,10 +42,14 @@ impl fmt::Display for ParseSideError {
                 write!(f, "a side is 6 checker counts (points 1 to 6), got {n}")
             }
             ParseSideError::BadCount(text) => {
-                write!(f, "'{text}' is not a checker count")
+                write!(f, "'{}' is not a checker count", excerpt(text))
             }
             ParseSideError::Negative(text) => {
-                write!(f, "checker counts cannot be negative, got {text}")
+                write!(
+                    f,
+                    "checker counts cannot be negative, got {}",
+                    excerpt(text)
+                )
             }
             ParseSideError::TooManyCheckers(n) => {
                 write!(f, "a side has at most {MAX_CHECKERS} checkers, got {n}")

@@ -107,7 +107,8 @@ impl fmt::Display for ParseBoardError {
             ),
             ParseBoardError::NotACount { house, text } => write!(
                 f,
-                "house {house}: '{text}' is not a seed count (an integer from 0 to 255)"
+                "house {house}: '{}' is not a seed count (an integer from 0 to 255)",
+                crate::games::excerpt(text)
             ),
             ParseBoardError::TooManySeeds(n) => {
                 write!(
