@@ -30,7 +30,7 @@
 //! use endbook::games::oware::{generate, Board, GenerateOptions, OwareBook};
 //!
 //! let generated = generate(GenerateOptions::new(4), |_| {});
-//! let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+//! let book = OwareBook::from_generated(&generated);
 //! let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
 //! // With one turn left: sowing house 5 makes house 6 hold 2, captured.
 //! assert_eq!(book.value(&board, 1).unwrap(), 2);
