@@ -298,6 +298,16 @@ struct Estimate {
     seconds_2_threads: f64,
 }
 
+/// The share of a run's time on two threads that more threads do not
+/// shorten (small levels solved on one thread, the steps between turns,
+/// the book's last level encoded and written). From the Intel Xeon's
+/// scaling runs (`results/Intel-R-Xeon-R-Processor-family-6/2026-11-26-scaling.md`):
+/// 16 seeds took 7.66 s on one thread and 4.30 s on two, 0.22 of which
+/// stays; from 20 seeds' 39.4 s on two threads that gives 16.4 s on 8 and
+/// 12.5 s on 16, measured 14.3 and 11.2 s (spreading all of it over the
+/// threads gave 9.9 and 4.9 s).
+const SERIAL_SHARE: f64 = 0.22;
+
 /// Whether books with this turn limit store every layer.
 fn encoding_stores_layers(turn_limit: u32) -> bool {
     Encoding::for_turn_limit(turn_limit) == Encoding::Layers
@@ -477,7 +487,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             available.map_or("unknown".into(), human_bytes)
         );
         print_book_size(expected.book, kept_bytes, "about ", &out);
-        print_time_estimate(0.0, expected.seconds_2_threads, threads);
+        print_time_estimate(
+            SERIAL_SHARE * expected.seconds_2_threads,
+            (1.0 - SERIAL_SHARE) * expected.seconds_2_threads,
+            threads,
+        );
         // The run's own checks, in its order (of the checkpoint a --resume
         // takes up, its header: its levels are checked as the run opens it).
         let base = || match (&args.extend, existing) {
