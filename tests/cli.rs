@@ -471,6 +471,42 @@ fn a_closed_output_pipe_ends_quietly() {
     }
 }
 
+/// `export --out -` into /dev/null (where a closed standard output ends up
+/// too) says its export goes nowhere; into a pipe it says nothing of it.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_export_to_dev_null_says_so() {
+    let export = [
+        "oware",
+        "export",
+        "--book",
+        book_arg(),
+        "--format",
+        "flat",
+        "--out",
+        "-",
+    ];
+    let note = "standard output is /dev/null (or was closed when endbook started)";
+    let nowhere = Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(export)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(nowhere.status.success());
+    assert!(
+        text(&nowhere.stderr).contains(note),
+        "{}",
+        text(&nowhere.stderr)
+    );
+    let piped = endbook(&export);
+    assert!(piped.status.success() && !piped.stdout.is_empty());
+    assert!(
+        !text(&piped.stderr).contains(note),
+        "{}",
+        text(&piped.stderr)
+    );
+}
+
 #[test]
 fn missing_and_foreign_books_exit_2_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -1223,6 +1223,14 @@ fn export_to_stdout(book: &OwareBook, layers: u32) -> Result<(), CliError> {
             "--out - writes binary layers to standard output, which is a terminal here: pipe or redirect it".into(),
         ));
     }
+    // A closed standard output is /dev/null by the time `main` runs (Rust's
+    // runtime opens it there): the export would seem to succeed.
+    #[cfg(target_os = "linux")]
+    if same_file(Path::new("/proc/self/fd/1"), Path::new("/dev/null")) {
+        eprintln!(
+            "note: standard output is /dev/null (or was closed when endbook started): the export goes nowhere"
+        );
+    }
     let failed = |e: io::Error| CliError::Failure(format!("standard output: {e}"));
     let mut writer = ShowingProgress::new(
         BufWriter::with_capacity(1 << 20, stdout.lock()),

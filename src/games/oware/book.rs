@@ -454,8 +454,7 @@ impl OwareBook {
     /// The book `generated` makes, in memory, for lookups: its bytes as
     /// [`OwareBook::to_bytes`] gives them, opened (and checked) as a file is.
     pub fn from_generated(generated: &Generated) -> OwareBook {
-        OwareBook::from_bytes(OwareBook::to_bytes(generated))
-            .expect("a book just encoded opens")
+        OwareBook::from_bytes(OwareBook::to_bytes(generated)).expect("a book just encoded opens")
     }
 
     /// Serialises a generated book into memory, encoded as [`OwareBook::write`] does.
