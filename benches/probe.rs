@@ -38,7 +38,7 @@ fn probe(c: &mut Criterion) {
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(3));
-    let mut expected: Option<Vec<i8>> = None;
+    let mut expected: Option<Vec<i32>> = None;
     let mut written = Vec::new();
     for encoding in [Encoding::Changes, Encoding::ChangesV1, Encoding::Layers] {
         let path = dir.path().join(format!("{}.book", encoding.name()));
@@ -47,13 +47,13 @@ fn probe(c: &mut Criterion) {
         written.push((encoding, std::fs::read(&path).unwrap()));
         // Every query's answer checked before timing (a filter may skip the
         // timed closure): against the replay, where it was computed once.
-        let answers: Vec<i8> = (queries.iter())
-            .map(|(_, board, turns)| book.value(board, *turns).unwrap() as i8)
+        let answers: Vec<i32> = (queries.iter())
+            .map(|(_, board, turns)| book.value(board, *turns).unwrap())
             .collect();
         let expected = expected.get_or_insert_with(|| {
             (queries.iter())
-                .map(|&(global, _, turns)| generated.solution.value(global, turns))
-                .collect::<Vec<i8>>()
+                .map(|&(global, _, turns)| i32::from(generated.solution.value(global, turns)))
+                .collect::<Vec<i32>>()
         });
         assert!(
             answers == *expected,

@@ -413,6 +413,22 @@ fn argument_errors_are_one_line() {
         negative,
     );
     assert_input_error(&probe("5", "-1 1 0 0 0 0 0 0 0 0 0 0"), negative);
+    // Quoted whole, given as a separate value or after '='.
+    for args in [
+        ["--memory-limit", "-5.5Gi"],
+        ["--memory-limit=-5.5Gi", "--dry-run"],
+    ] {
+        let out = endbook(&[&["oware", "generate"][..], &args].concat());
+        assert_input_error(&out, &format!("'-5.5Gi': {negative}"));
+    }
+    // A long value is quoted by an excerpt, by clap's message and ours.
+    let long = format!("--memory-limit=5X{}", "7".repeat(1000));
+    let out = endbook(&["oware", "generate", "--dry-run", &long]);
+    assert_input_error(
+        &out,
+        "invalid value '5X777777777777777777... (1002 characters)'",
+    );
+    assert!(out.stderr.len() < 300, "{}", text(&out.stderr));
     let missing_turns = endbook(&[
         "oware",
         "probe",

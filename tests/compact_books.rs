@@ -331,6 +331,17 @@ fn malformed_compact_sections_are_corrupt() {
                 .to_vec();
             assert_eq!(values, [1, 2, 2, 2], "{board} in the synthetic level");
         }
+        // Well formed but not the game's values: a line of perfect play
+        // finds no move reaching the value and says the book is corrupt.
+        let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
+        match book.best_line(&board, 2) {
+            Err(ProbeError::Corrupt {
+                seeds: 3, reason, ..
+            }) => {
+                assert!(reason.contains("reaches its value 2"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
         let broken = |bytes: &[(usize, u8)]| {
             let mut section = synthetic.clone();
             for &(at, byte) in bytes {

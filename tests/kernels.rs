@@ -459,3 +459,18 @@ fn sweep_far_from_zero(first: usize, states: usize, what: &str) {
         "children read: {out:?}"
     );
 }
+
+/// `ENDBOOK_REQUIRE_SIMD` knows every variant a CPU may lack, and only
+/// those: the plain ones (`scalar`, `portable`) run everywhere.
+#[test]
+fn simd_variants_are_the_variants_a_cpu_may_lack() {
+    use endbook::games::oware::MoveGenKind;
+    use endbook::kernels::{Packing, SIMD_VARIANTS};
+    let mut names: Vec<&str> = KernelKind::ALL.iter().map(|k| k.name()).collect();
+    names.extend(Packing::ALL.iter().map(|p| p.name()));
+    names.extend(MoveGenKind::ALL.iter().map(|m| m.name()));
+    names.retain(|name| !matches!(*name, "scalar" | "portable"));
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names, SIMD_VARIANTS);
+}

@@ -106,7 +106,7 @@ fn flat_exports_of_twelve_to_sixteen_seeds_match_the_article_algorithm() {
     // The 16-seed book holds the smaller ones' levels, and its flat layers
     // start with theirs: one generation, one export.
     let generated = generate(GenerateOptions::new(16), |_| {});
-    let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+    let book = OwareBook::from_generated(&generated);
     let mut hashing = Hashing {
         prefixes: FLAT_200_LAYER_SHA256
             .iter()

@@ -250,7 +250,7 @@ fn book() -> &'static OwareBook {
     BOOK.get_or_init(|| {
         let start = Instant::now();
         let generated = generate(GenerateOptions::new(BOOK_SEEDS), |_| {});
-        let book = OwareBook::from_bytes(OwareBook::to_bytes(&generated)).unwrap();
+        let book = OwareBook::from_generated(&generated);
         assert_eq!(book.max_seeds(), BOOK_SEEDS);
         assert_eq!(book.turn_limit(), TURN_LIMIT);
         println!(

@@ -45,13 +45,7 @@ fn legal_houses(text: &str) -> Vec<usize> {
 /// A book of every board with up to 9 seeds, 200 turns.
 fn book() -> &'static OwareBook {
     static BOOK: OnceLock<OwareBook> = OnceLock::new();
-    BOOK.get_or_init(|| {
-        OwareBook::from_bytes(OwareBook::to_bytes(&generate(
-            GenerateOptions::new(9),
-            |_| {},
-        )))
-        .unwrap()
-    })
+    BOOK.get_or_init(|| OwareBook::from_generated(&generate(GenerateOptions::new(9), |_| {})))
 }
 
 fn value(text: &str, turns_left: u32) -> i32 {

@@ -113,8 +113,7 @@ fn run_sweeps_extend_books_of_any_sweep() {
         "{low} seeds extended to {high}"
     );
     // And run sweeps on top of a book of run sweeps read back from its file.
-    let book =
-        OwareBook::from_bytes(OwareBook::to_bytes(&generate_with(low, Sweep::Runs))).unwrap();
+    let book = OwareBook::from_generated(&generate_with(low, Sweep::Runs));
     let extended = extend(Generated::from_book(&book, runs), runs, |_| {});
     assert_eq!(
         OwareBook::to_bytes(&extended),

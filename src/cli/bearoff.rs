@@ -293,7 +293,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
 
 fn parse_side(text: &str, flag: &str) -> Result<Side, CliError> {
     text.parse()
-        .map_err(|e| CliError::Input(format!("{flag} \"{text}\": {e}")))
+        .map_err(|e| CliError::Input(format!("{flag} \"{}\": {e}", excerpt(text))))
 }
 
 fn parse_roll(dice: &[String]) -> Result<Roll, CliError> {

@@ -111,44 +111,51 @@ fn usage_error(error: clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
+    use clap::error::{ContextKind, ContextValue};
     // A negative number where a count or a size goes reads to clap as an
     // unknown flag, or (after an option that takes a value, in a command
     // that takes negative board counts) as a value out of the unsigned
-    // type's range: say what is wrong with it instead.
+    // type's range: say what is wrong with it instead. A value clap or our
+    // parsers refuse is quoted by an excerpt (clap quotes it whole).
     let (context, flag) = match error.kind() {
-        ErrorKind::UnknownArgument => (clap::error::ContextKind::InvalidArg, true),
-        _ => (clap::error::ContextKind::InvalidValue, false),
+        ErrorKind::UnknownArgument => (Some(ContextKind::InvalidArg), true),
+        ErrorKind::ValueValidation => (Some(ContextKind::InvalidValue), false),
+        _ => (None, false),
     };
-    let negative = matches!(
-        error.kind(),
-        ErrorKind::UnknownArgument | ErrorKind::ValueValidation
-    )
-    .then(|| error.get(context))
-    .flatten();
-    if let Some(clap::error::ContextValue::String(arg)) = negative {
-        if arg.starts_with('-') {
-            // As a flag, clap names the flag-like start (`-1`) of the
-            // argument: it is a negative number if the whole argument reads
-            // as numbers (a board's, a size with its unit), not as
-            // `-1.book`. As a value, clap names it whole.
-            let whole = if flag {
-                std::env::args()
-                    .find(|a| a.starts_with(arg.as_str()))
-                    .unwrap_or_default()
-            } else {
-                arg.clone()
-            };
-            let numeric = whole.len() > 1
-                && whole[1..].starts_with(|c: char| c.is_ascii_digit())
-                && whole[1..]
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || " ,.KMGTkmgtiBb".contains(c));
-            if numeric {
-                eprintln!(
-                    "endbook: '{arg}': counts, sizes and turns cannot be negative (see --help)"
-                );
-                return ExitCode::from(2);
-            }
+    if let Some(ContextValue::String(arg)) = context.and_then(|c| error.get(c)) {
+        // As a flag, clap names the flag-like start (`-1`) of the argument:
+        // it is a negative number if the whole argument reads as numbers (a
+        // board's, a size with its unit), not as `-1.book`. As a value, clap
+        // names it whole.
+        let whole = match flag {
+            true => std::env::args()
+                .find(|a| a.starts_with(arg.as_str()))
+                .unwrap_or_default(),
+            false => arg.clone(),
+        };
+        let negative = whole.len() > 1
+            && whole.starts_with('-')
+            && whole[1..].starts_with(|c: char| c.is_ascii_digit())
+            && whole[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || " ,.KMGTkmgtiBb".contains(c));
+        if negative {
+            eprintln!(
+                "endbook: '{}': counts, sizes and turns cannot be negative (see --help)",
+                excerpt(&whole)
+            );
+            return ExitCode::from(2);
+        }
+        if let (false, Some(ContextValue::String(option)), Some(reason)) = (
+            flag,
+            error.get(ContextKind::InvalidArg),
+            std::error::Error::source(&error),
+        ) {
+            eprintln!(
+                "endbook: invalid value '{}' for '{option}': {reason} (see --help)",
+                excerpt(arg)
+            );
+            return ExitCode::from(2);
         }
     }
     let text = error.render().to_string();
@@ -270,24 +277,15 @@ fn parse_size(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    let number: f64 = number.parse().map_err(|_| {
-        format!(
-            "'{}' is not a size such as 8G, 1.5Gi or 500M",
-            excerpt(text)
-        )
-    })?;
+    let number: f64 = number
+        .parse()
+        .map_err(|_| "not a size such as 8G, 1.5Gi or 500M".to_string())?;
     let bytes = number * scale;
     if bytes < 1.0 {
-        return Err(format!(
-            "'{}' is not a size of at least one byte",
-            excerpt(text)
-        ));
+        return Err("not a size of at least one byte".into());
     }
     if bytes >= u64::MAX as f64 {
-        return Err(format!(
-            "'{}' is larger than any memory (2^64 bytes)",
-            excerpt(text)
-        ));
+        return Err("larger than any memory (2^64 bytes)".into());
     }
     Ok(bytes as u64)
 }
@@ -327,7 +325,7 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
         if threads == 0 {
             return Err(CliError::Input("--threads must be at least 1".into()));
         }
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = cores();
         let most = MAX_THREADS_PER_CORE * cores.max(2);
         if threads > most {
             return Err(CliError::Input(format!(
@@ -340,6 +338,11 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
             .map_err(|e| CliError::Failure(format!("cannot start {threads} threads: {e}")))?;
     }
     Ok(rayon::current_num_threads())
+}
+
+/// The cores this process may run on (1 where that cannot be told).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Checks, before any work (a dry run included), that `path` names a file
@@ -542,15 +545,13 @@ pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }
 
-/// `n` and `noun` (singular), with an "s" unless `n` is 1, digits grouped:
-/// "1 seed", "2,048 seeds".
 /// A dry run's time line: `serial_seconds`, and `seconds_2_threads` (the
 /// parallel work's time on two threads) spread over `threads`, or over as
 /// many as the machine has cores where `threads` is more (threads beyond
 /// the cores share them: no faster).
 fn print_time_estimate(serial_seconds: f64, seconds_2_threads: f64, threads: usize) {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let working = threads.min(cores.max(1));
+    let cores = cores();
+    let working = threads.min(cores);
     let seconds = serial_seconds + seconds_2_threads * 2.0 / working as f64;
     let beyond = if threads > working {
         format!(
@@ -568,6 +569,8 @@ fn print_time_estimate(serial_seconds: f64, seconds_2_threads: f64, threads: usi
     );
 }
 
+/// `n` and `noun` (singular), with an "s" unless `n` is 1, digits grouped:
+/// "1 seed", "2,048 seeds".
 fn counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
 }

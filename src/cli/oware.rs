@@ -916,26 +916,26 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
             "no legal move: the game ends and the player to move scores the {} on their side",
             counted(u64::from(board.own_seeds()), "seed")
         );
-        return Ok(());
-    }
-    println!("house  seeds  capture  score");
-    for mv in &analysis.moves {
-        let best = if mv.score == analysis.value {
-            "  best"
-        } else {
-            ""
-        };
+    } else {
+        println!("house  seeds  capture  score");
+        for mv in &analysis.moves {
+            let best = if mv.score == analysis.value {
+                "  best"
+            } else {
+                ""
+            };
+            println!(
+                "{:>5} {:>6} {:>8} {:>+6}{best}",
+                mv.house, houses[mv.house], mv.capture, mv.score
+            );
+        }
+        let best: Vec<String> = analysis.best_moves().map(|h| h.to_string()).collect();
         println!(
-            "{:>5} {:>6} {:>8} {:>+6}{best}",
-            mv.house, houses[mv.house], mv.capture, mv.score
+            "best move{}: {}",
+            if best.len() > 1 { "s" } else { "" },
+            best.join(" ")
         );
     }
-    let best: Vec<String> = analysis.best_moves().map(|h| h.to_string()).collect();
-    println!(
-        "best move{}: {}",
-        if best.len() > 1 { "s" } else { "" },
-        best.join(" ")
-    );
     if args.line {
         let line = book
             .best_line(&board, turns)
@@ -957,7 +957,7 @@ fn print_line(line: &Line) {
             "{:>5} {:>6}  {:>5}  {:<28} {:>6} {:>8} {:>+5}",
             ply + 1,
             step.turns_left,
-            Line::mover(ply),
+            mover(ply),
             format_sides(&step.board),
             step.house,
             step.capture,
@@ -966,24 +966,29 @@ fn print_line(line: &Line) {
     }
     match line.end {
         LineEnd::TurnLimit => println!(
-            "end: no turns left; the {} on the board score nothing",
-            counted(
-                u64::from(
-                    line.plies
-                        .last()
-                        .map_or(0, |p| p.board.seeds() - u32::from(p.capture))
-                ),
-                "seed"
-            )
+            "end: no turns left, and the seeds left on the board ({}) score nothing",
+            line.plies
+                .last()
+                .map_or(0, |p| p.board.seeds() - u32::from(p.capture))
         ),
         LineEnd::NoMove { board, seeds } => println!(
             "end: {} ({}) has no legal move and scores the {} on their side",
-            Line::mover(line.plies.len()),
+            mover(line.plies.len()),
             format_sides(&board),
             counted(u64::from(seeds), "seed")
         ),
     }
     println!("net {:+} for A, the value", line.net());
+}
+
+/// Who moves at ply `ply` of a line (from 0): A, the player to move at its
+/// start, or B.
+fn mover(ply: usize) -> char {
+    if ply.is_multiple_of(2) {
+        'A'
+    } else {
+        'B'
+    }
 }
 
 /// A board as `h0 ... h5 | h6 ... h11`.

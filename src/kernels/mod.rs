@@ -323,18 +323,41 @@ pub fn change_packing() -> &'static str {
     packing().name()
 }
 
+/// The variants a CPU may lack, by the names [`skip_unsupported`] and
+/// `ENDBOOK_REQUIRE_SIMD` use: kernels and change packers (`avx2`,
+/// `avx512`), and Oware's BMI2 move generator (`bmi2`).
+pub const SIMD_VARIANTS: [&str; 3] = ["avx2", "avx512", "bmi2"];
+
 /// For the checks that run every variant this CPU supports: says, on the
 /// standard error handle itself (which the test harness does not capture),
 /// that the check of `variant` is skipped because the CPU lacks it; or,
 /// where the environment variable `ENDBOOK_REQUIRE_SIMD` lists `variant`
 /// (comma-separated names, e.g. `avx2,bmi2`), panics: on a machine meant to
 /// cover a variant, its check skipped is a failure, not a pass.
+///
+/// # Panics
+///
+/// Also where `ENDBOOK_REQUIRE_SIMD` lists a name that is none of
+/// [`SIMD_VARIANTS`]: a misspelt requirement would otherwise hold for
+/// nothing.
 #[doc(hidden)]
 pub fn skip_unsupported(variant: &str, check: &str) {
     use std::io::Write;
     let required = std::env::var("ENDBOOK_REQUIRE_SIMD").unwrap_or_default();
-    if required.split(',').any(|name| name.trim() == variant) {
-        panic!("{check}: this CPU lacks {variant}, which ENDBOOK_REQUIRE_SIMD requires");
+    let names = required
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty());
+    for name in names {
+        assert!(
+            SIMD_VARIANTS
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(name)),
+            "ENDBOOK_REQUIRE_SIMD names '{name}', none of {SIMD_VARIANTS:?}"
+        );
+        if name.eq_ignore_ascii_case(variant) {
+            panic!("{check}: this CPU lacks {variant}, which ENDBOOK_REQUIRE_SIMD requires");
+        }
     }
     let _ = writeln!(
         std::io::stderr(),

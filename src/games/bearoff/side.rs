@@ -33,8 +33,6 @@ pub enum ParseSideError {
     TooManyCheckers(u32),
 }
 
-use crate::games::excerpt;
-
 impl fmt::Display for ParseSideError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -42,13 +40,17 @@ impl fmt::Display for ParseSideError {
                 write!(f, "a side is 6 checker counts (points 1 to 6), got {n}")
             }
             ParseSideError::BadCount(text) => {
-                write!(f, "'{}' is not a checker count", excerpt(text))
+                write!(
+                    f,
+                    "'{}' is not a checker count",
+                    crate::games::excerpt(text)
+                )
             }
             ParseSideError::Negative(text) => {
                 write!(
                     f,
                     "checker counts cannot be negative, got {}",
-                    excerpt(text)
+                    crate::games::excerpt(text)
                 )
             }
             ParseSideError::TooManyCheckers(n) => {

@@ -260,16 +260,6 @@ impl Line {
             }
         }
     }
-
-    /// Which player moves at ply `ply` (from 0): `'A'`, the player to move
-    /// at the start, or `'B'`.
-    pub fn mover(ply: usize) -> char {
-        if first_player_sign(ply) > 0 {
-            'A'
-        } else {
-            'B'
-        }
-    }
 }
 
 /// +1 where the player to move at the start moves at ply `ply` (from 0), -1
@@ -740,13 +730,25 @@ impl OwareBook {
         while turns > 0 {
             // Seeds never grow, so every board of the line is covered.
             let analysis = self.analyse(&board, turns)?;
-            let Some(best) = analysis.moves.iter().find(|m| m.score == analysis.value) else {
+            if analysis.moves.is_empty() {
                 let seeds = board.own_seeds();
                 return Ok(Line {
                     plies,
                     end: LineEnd::NoMove { board, seeds },
                 });
-            };
+            }
+            // A value no move reaches: a book whose records are well formed
+            // but whose values are not the game's.
+            let best = (analysis.moves.iter())
+                .find(|m| m.score == analysis.value)
+                .ok_or_else(|| ProbeError::Corrupt {
+                    path: self.container.path().to_owned(),
+                    seeds: board.seeds(),
+                    reason: format!(
+                        "no move from {board} reaches its value {} with {turns} turns left",
+                        analysis.value
+                    ),
+                })?;
             let outcome = play(&board, best.house).expect("a scored move is legal");
             let before = plies.last().map_or(0, |ply: &LinePly| ply.net);
             plies.push(LinePly {
