@@ -333,14 +333,18 @@ fn malformed_compact_sections_are_corrupt() {
         }
         // Well formed but not the game's values: a line of perfect play
         // finds no move reaching the value and says the book is corrupt.
-        let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
-        match book.best_line(&board, 2) {
-            Err(ProbeError::Corrupt {
-                seeds: 3, reason, ..
-            }) => {
-                assert!(reason.contains("reaches its value 2"), "{reason}")
+        // The same where the player to move has no move (and the book says
+        // 2, not their 3 seeds).
+        for board in ["0 0 0 0 0 1 1 1 0 0 0 0", "3 0 0 0 0 0 0 0 0 0 0 0"] {
+            let board: Board = board.parse().unwrap();
+            match book.best_line(&board, 2) {
+                Err(ProbeError::Corrupt {
+                    seeds: 3, reason, ..
+                }) => {
+                    assert!(reason.contains("reaches its value 2"), "{reason}")
+                }
+                other => panic!("{board}: {other:?}"),
             }
-            other => panic!("{other:?}"),
         }
         let broken = |bytes: &[(usize, u8)]| {
             let mut section = synthetic.clone();

@@ -723,6 +723,10 @@ impl OwareBook {
     /// each ply a best move (the lowest house where several are), until the
     /// turns run out or the player to move has no legal move. At most
     /// `turns_left` plies; [`Line::net`] equals the board's value.
+    ///
+    /// A board whose value no move reaches (or, without a move, is not its
+    /// own seeds) is [`ProbeError::Corrupt`]: a book whose records are well
+    /// formed but whose values are not the game's.
     pub fn best_line(&self, board: &Board, turns_left: u32) -> Result<Line, ProbeError> {
         self.check(board, turns_left)?;
         let mut plies = Vec::new();
@@ -730,25 +734,27 @@ impl OwareBook {
         while turns > 0 {
             // Seeds never grow, so every board of the line is covered.
             let analysis = self.analyse(&board, turns)?;
+            let corrupt = || ProbeError::Corrupt {
+                path: self.container.path().to_owned(),
+                seeds: board.seeds(),
+                reason: format!(
+                    "no move from {board} reaches its value {} with {turns} turns left",
+                    analysis.value
+                ),
+            };
             if analysis.moves.is_empty() {
                 let seeds = board.own_seeds();
+                if analysis.value != seeds as i32 {
+                    return Err(corrupt());
+                }
                 return Ok(Line {
                     plies,
                     end: LineEnd::NoMove { board, seeds },
                 });
             }
-            // A value no move reaches: a book whose records are well formed
-            // but whose values are not the game's.
             let best = (analysis.moves.iter())
                 .find(|m| m.score == analysis.value)
-                .ok_or_else(|| ProbeError::Corrupt {
-                    path: self.container.path().to_owned(),
-                    seeds: board.seeds(),
-                    reason: format!(
-                        "no move from {board} reaches its value {} with {turns} turns left",
-                        analysis.value
-                    ),
-                })?;
+                .ok_or_else(corrupt)?;
             let outcome = play(&board, best.house).expect("a scored move is legal");
             let before = plies.last().map_or(0, |ply: &LinePly| ply.net);
             plies.push(LinePly {
