@@ -128,6 +128,7 @@ fn generate_prints_a_table_per_level() {
     let info = text(&endbook(&["oware", "info", "--book", path.to_str().unwrap()]).stdout);
     assert!(info.contains("turn limit    50"), "{info}");
     assert!(info.contains("max seeds     3"), "{info}");
+    assert!(info.contains("records       all well formed"), "{info}");
 }
 
 /// Asserts that probing `board` with `turns` left succeeds and prints each of `lines`.
