@@ -855,7 +855,7 @@ impl Layers {
 
 /// Levels with fewer boards are solved on one thread. A turn's parallel
 /// steps cost their sharing out and, between turns, the other workers'
-/// waiting ([`Awake`]); below this they cost more than a second core gains.
+/// waiting (`engine::awake`); below this they cost more than a second core gains.
 /// Measured at 9 seeds, alternating runs (medians of 31): 0.068 s with
 /// levels under 100,000 boards on one thread (levels 0..=8), 0.063 with
 /// 10,000 (levels 6, 7 and 8 shared out: 12,376, 31,824 and 75,582
