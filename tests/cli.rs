@@ -422,14 +422,46 @@ fn argument_errors_are_one_line() {
         let out = endbook(&[&["oware", "generate"][..], &args].concat());
         assert_input_error(&out, &format!("'-5.5Gi': {negative}"));
     }
-    // A long value is quoted by an excerpt, by clap's message and ours.
+    // A long value is quoted by an excerpt, by clap's messages and ours,
+    // control characters escaped.
     let long = format!("--memory-limit=5X{}", "7".repeat(1000));
-    let out = endbook(&["oware", "generate", "--dry-run", &long]);
+    let kernel = format!("--kernel={}", "x".repeat(1000));
+    for (arg, needle) in [
+        (
+            &long[..],
+            "invalid value '5X777777777777777777... (1002 characters)'",
+        ),
+        (
+            &kernel,
+            "invalid value 'xxxxxxxxxxxxxxxxxxxx... (1000 characters)'",
+        ),
+        (
+            "--max-seeds=1\n2",
+            "invalid value '1\\n2' for '--max-seeds <N>'",
+        ),
+        ("--memory-limit=-.5G", "sizes cannot be negative"),
+    ] {
+        let out = endbook(&["oware", "generate", "--dry-run", arg]);
+        assert_input_error(&out, needle);
+        assert!(out.stderr.len() < 300, "{}", text(&out.stderr));
+    }
+    // A value starting with '-' for an option that takes no number.
     assert_input_error(
-        &out,
-        "invalid value '5X777777777777777777... (1002 characters)'",
+        &endbook(&["oware", "generate", "--out", "-1.book"]),
+        "'-1.book': a value starting with '-' goes after '=' (--out=-1.book)",
     );
-    assert!(out.stderr.len() < 300, "{}", text(&out.stderr));
+    // An argument that is not UTF-8 before a bad one.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = Command::new(env!("CARGO_BIN_EXE_endbook"))
+            .args(["oware", "info", "--book"])
+            .arg(std::ffi::OsStr::from_bytes(b"\xff.book"))
+            .arg("--bogus")
+            .output()
+            .unwrap();
+        assert_input_error(&out, "unexpected argument '--bogus'");
+    }
     let missing_turns = endbook(&[
         "oware",
         "probe",

@@ -76,9 +76,16 @@ pub fn main() -> ExitCode {
     quiet_broken_pipes();
     interrupt::install();
     report_failed_prints();
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(error) => return usage_error(error),
+        Err(error) => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            return usage_error(error, &args);
+        }
     };
     let result = match cli.game {
         Game::Oware(command) => oware::run(command),
@@ -100,7 +107,7 @@ pub fn main() -> ExitCode {
 /// as one line on stderr, like every other bad input, and exit code 2. Its
 /// details (the possible values, a similar flag) are kept; the usage
 /// lines clap adds are left to `--help`.
-fn usage_error(error: clap::Error) -> ExitCode {
+fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
         error.kind(),
@@ -111,54 +118,27 @@ fn usage_error(error: clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
-    use clap::error::{ContextKind, ContextValue};
-    // A negative number where a count or a size goes reads to clap as an
-    // unknown flag, or (after an option that takes a value, in a command
-    // that takes negative board counts) as a value out of the unsigned
-    // type's range: say what is wrong with it instead. A value clap or our
-    // parsers refuse is quoted by an excerpt (clap quotes it whole).
-    let (context, flag) = match error.kind() {
-        ErrorKind::UnknownArgument => (Some(ContextKind::InvalidArg), true),
-        ErrorKind::ValueValidation => (Some(ContextKind::InvalidValue), false),
-        _ => (None, false),
-    };
-    if let Some(ContextValue::String(arg)) = context.and_then(|c| error.get(c)) {
-        // As a flag, clap names the flag-like start (`-1`) of the argument:
-        // it is a negative number if the whole argument reads as numbers (a
-        // board's, a size with its unit), not as `-1.book`. As a value, clap
-        // names it whole.
-        let whole = match flag {
-            true => std::env::args()
-                .find(|a| a.starts_with(arg.as_str()))
-                .unwrap_or_default(),
-            false => arg.clone(),
-        };
-        let negative = whole.len() > 1
-            && whole.starts_with('-')
-            && whole[1..].starts_with(|c: char| c.is_ascii_digit())
-            && whole[1..]
-                .chars()
-                .all(|c| c.is_ascii_digit() || " ,.KMGTkmgtiBb".contains(c));
-        if negative {
-            eprintln!(
-                "endbook: '{}': counts, sizes and turns cannot be negative (see --help)",
-                excerpt(&whole)
-            );
-            return ExitCode::from(2);
-        }
-        if let (false, Some(ContextValue::String(option)), Some(reason)) = (
-            flag,
-            error.get(ContextKind::InvalidArg),
-            std::error::Error::source(&error),
-        ) {
-            eprintln!(
-                "endbook: invalid value '{}' for '{option}': {reason} (see --help)",
-                excerpt(arg)
-            );
-            return ExitCode::from(2);
-        }
+    if let Some(message) = hyphen_value(&error, args) {
+        eprintln!("endbook: {message} (see --help)");
+        return ExitCode::from(2);
     }
-    let text = error.render().to_string();
+    // Every argument clap quotes as it was given (a value, a flag, a
+    // subcommand) is quoted by its excerpt: a long one shortened, control
+    // characters escaped, so the message stays one short line.
+    let mut text = error.render().to_string();
+    let mut quoted: Vec<&str> = args[1..]
+        .iter()
+        .flat_map(|arg| {
+            [arg.as_str()]
+                .into_iter()
+                .chain(arg.split_once('=').map(|(_, v)| v))
+        })
+        .filter(|token| excerpt(token) != *token)
+        .collect();
+    quoted.sort_by_key(|token| std::cmp::Reverse(token.len()));
+    for token in quoted {
+        text = text.replace(token, &excerpt(token));
+    }
     // Without the usage lines (a command's may run over several, the
     // later ones indented) and the pointer to --help.
     let mut in_usage = false;
@@ -182,6 +162,100 @@ fn usage_error(error: clap::Error) -> ExitCode {
     let message = message.strip_prefix("error: ").unwrap_or(&message);
     eprintln!("endbook: {message} (see --help)");
     ExitCode::from(2)
+}
+
+/// What to say of an argument starting with '-' that clap took for an
+/// unknown flag, or refused as a value: after an option that takes a
+/// number, or among a board's counts, that it cannot be negative; after one
+/// that takes another kind of value, that such a value goes after '='.
+/// A value clap or our parsers refuse is quoted by an excerpt (clap quotes
+/// it whole). `None`: clap's own message says it.
+fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let negative = |whole: &str| {
+        format!(
+            "'{}': counts, sizes and turns cannot be negative",
+            excerpt(whole)
+        )
+    };
+    let numeric = |text: &str| {
+        text.len() > 1
+            && text[1..].starts_with(|c: char| c.is_ascii_digit())
+            && (text[1..].chars()).all(|c| c.is_ascii_digit() || " ,.-KMGTkmgtiBb".contains(c))
+    };
+    match (error.kind(), error.get(ContextKind::InvalidValue)) {
+        (ErrorKind::ValueValidation, Some(ContextValue::String(value))) => {
+            if value.starts_with('-') && numeric(value) {
+                return Some(negative(value));
+            }
+            let (Some(ContextValue::String(option)), Some(reason)) = (
+                error.get(ContextKind::InvalidArg),
+                std::error::Error::source(error),
+            ) else {
+                return None;
+            };
+            return Some(format!(
+                "invalid value '{}' for '{option}': {reason}",
+                excerpt(value)
+            ));
+        }
+        (ErrorKind::UnknownArgument, _) => {}
+        _ => return None,
+    }
+    // clap names the flag-like start of the argument (`-1` of `-1.book`).
+    let Some(ContextValue::String(start)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let at = args.iter().position(|a| a.starts_with(start.as_str()))?;
+    let whole = &args[at];
+    if !whole.starts_with('-') || whole.starts_with("--") {
+        return None;
+    }
+    // The option before it, if it takes a value (`--out -1.book`).
+    let option = (args.get(at.wrapping_sub(1)))
+        .and_then(|previous| previous.strip_prefix("--"))
+        .and_then(|long| value_option(args, long));
+    match option {
+        Some(true) if numeric(whole) => Some(negative(whole)),
+        Some(_) => Some(format!(
+            "'{}': a value starting with '-' goes after '=' ({}={})",
+            excerpt(whole),
+            excerpt(&args[at - 1]),
+            excerpt(whole)
+        )),
+        // A board's counts, or a stray number.
+        None if numeric(whole) => Some(negative(whole)),
+        None => None,
+    }
+}
+
+/// Whether option `--long` of the command `args` name takes a value: `Some`
+/// of whether that value is a number, `None` if it takes none (a flag) or
+/// is not an option of the command.
+fn value_option(args: &[String], long: &str) -> Option<bool> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    for word in args.iter().skip(1).take(2) {
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => break,
+        }
+    }
+    let arg = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))?;
+    if !arg.get_action().takes_values() {
+        return None;
+    }
+    let kind = arg.get_value_parser().type_id();
+    use std::any::TypeId;
+    let numbers = [
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+        TypeId::of::<u8>(),
+    ];
+    Some(numbers.iter().any(|number| kind == *number))
 }
 
 /// Gives SIGPIPE back its default action, which Rust's runtime sets to
@@ -254,6 +328,9 @@ impl Resources {
 /// `--memory-limit` takes it.
 fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
+    if text.starts_with('-') {
+        return Err("sizes cannot be negative".into());
+    }
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());

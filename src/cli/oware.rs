@@ -3,7 +3,7 @@
 use super::checkpoint::{
     being_written, checkpoint_path, checkpoint_state, lock_checkpoint, CheckpointState,
 };
-use super::progress::{LevelProgress, WorkProgress};
+use super::progress::{LevelProgress, Progress, WorkProgress};
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
     grouped, human_bytes, print_book_size, print_time_estimate, print_verdict, print_written,
@@ -43,8 +43,9 @@ pub enum Command {
         override_usage = "endbook oware probe --book <FILE> --turns <T> <BOARD>\n       endbook oware probe --book <FILE> --batch < LINES"
     )]
     Probe(ProbeArgs),
-    /// Show a book's header: rules, turn limit, and per seed level its
-    /// boards, last change and stored bytes.
+    /// Check a whole book (checksums and every record) and show its header:
+    /// rules, turn limit, and per seed level its boards, last change and
+    /// stored bytes.
     Info(InfoArgs),
     /// Per seed level: boards, last change, value changes, and how the values
     /// are distributed once converged (or at the turn limit).
@@ -244,15 +245,16 @@ pub fn run(command: Command) -> Result<(), CliError> {
     }
 }
 
-/// Opens a book for a whole-book reader (`info`, `stats`, `export`,
-/// `--extend`), every record checked: a note first where that takes a
-/// while (a second or more from about 200 MB: 2.3 s for the 16-seed book's
-/// 423 MB, 7.3 s for the 20-seed one here).
+/// Opens a book for a whole-book reader (`info`, `stats`, `export`, the
+/// book `--extend` or `--resume` builds on), every record checked: a note
+/// first where that takes seconds (from 500 MB: the 16-seed book's 423 MB
+/// took 0.8-0.9 s here, 2.3 s with the machine loaded; the 20-seed book's
+/// 4.3 GB 7.3 s).
 fn open_book(path: &Path) -> Result<OwareBook, CliError> {
-    const NOTED_FROM: u64 = 200_000_000;
+    const NOTED_FROM: u64 = 500_000_000;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() && meta.len() >= NOTED_FROM => eprintln!(
-            "checking every record of {} ({})...",
+            "note: checking every record of {} ({})...",
             path.display(),
             human_bytes(meta.len())
         ),
@@ -964,7 +966,9 @@ fn print_line(line: &Line) {
     println!(
         "line of perfect play (A: the player to move above, B: the other; net: A's score so far)"
     );
-    println!("  ply  turns  mover  board (mover's houses first)  house  capture   net");
+    if !line.plies.is_empty() {
+        println!("  ply  turns  mover  board (mover's houses first)  house  capture   net");
+    }
     for (ply, step) in line.plies.iter().enumerate() {
         println!(
             "{:>5} {:>6}  {:>5}  {:<28} {:>6} {:>8} {:>+5}",
@@ -1070,16 +1074,21 @@ fn run_stats(args: StatsArgs) -> Result<(), CliError> {
     let book = open_book(&args.book)?;
     let max = book.max_seeds() as i32;
     // Level by level, shown after the first second (the 20-seed book's
-    // levels take several).
+    // top levels take seconds each): a line, with no time left to guess
+    // from steps this uneven.
     let started = Instant::now();
-    let mut progress = WorkProgress::new("boards");
+    let mut progress = Progress::new();
     let total: u64 = book.levels().iter().map(|l| l.states).sum();
     let mut done = book.levels()[0].states;
     let stats: Vec<_> = (1..=book.max_seeds())
         .map(|seeds| {
             if started.elapsed() >= Duration::from_secs(1) {
-                progress.update(done, total, || {
-                    format!("level {seeds}/{}", book.max_seeds())
+                progress.update(|| {
+                    format!(
+                        "stats: level {seeds} of {} ({:.0}% of the boards done)",
+                        book.max_seeds(),
+                        100.0 * done as f64 / total as f64
+                    )
                 });
             }
             done += book.levels()[seeds as usize].states;

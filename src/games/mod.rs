@@ -34,17 +34,26 @@ pub const GAMES: &[GameTag] = &[
 
 /// A token of bad input as an error message quotes it: whole up to 24
 /// characters, else its first 20 and how long it was (a line of a megabyte
-/// makes no megabyte message).
+/// makes no megabyte message), control characters escaped (a newline
+/// makes no second line).
 pub fn excerpt(token: &str) -> String {
     const WHOLE: usize = 24;
     const START: usize = 20;
+    let escaped = |text: &str| -> String {
+        text.chars()
+            .flat_map(|c| match c.is_control() {
+                true => c.escape_debug().collect::<Vec<char>>(),
+                false => vec![c],
+            })
+            .collect()
+    };
     match token.char_indices().nth(WHOLE) {
-        None => token.to_string(),
+        None => escaped(token),
         Some(_) => {
             let (cut, _) = token.char_indices().nth(START).expect("longer than START");
             format!(
                 "{}... ({} characters)",
-                &token[..cut],
+                escaped(&token[..cut]),
                 token.chars().count()
             )
         }
@@ -86,6 +95,12 @@ mod tests {
         assert_eq!(
             excerpt(&wide),
             format!("{}... (1000 characters)", "é".repeat(20))
+        );
+        // Control characters escaped, counted as given.
+        assert_eq!(excerpt("1\n2\t"), "1\\n2\\t");
+        assert_eq!(
+            excerpt(&"\n".repeat(30)),
+            format!("{}... (30 characters)", "\\n".repeat(20))
         );
     }
 }

@@ -734,18 +734,18 @@ impl OwareBook {
         while turns > 0 {
             // Seeds never grow, so every board of the line is covered.
             let analysis = self.analyse(&board, turns)?;
-            let corrupt = || ProbeError::Corrupt {
+            let value = analysis.value;
+            let corrupt = |reason: String| ProbeError::Corrupt {
                 path: self.container.path().to_owned(),
                 seeds: board.seeds(),
-                reason: format!(
-                    "no move from {board} reaches its value {} with {turns} turns left",
-                    analysis.value
-                ),
+                reason: format!("{reason} with {turns} turns left"),
             };
             if analysis.moves.is_empty() {
                 let seeds = board.own_seeds();
-                if analysis.value != seeds as i32 {
-                    return Err(corrupt());
+                if value != seeds as i32 {
+                    return Err(corrupt(format!(
+                        "{board} has no move, so its value is its {seeds} seeds, not {value},"
+                    )));
                 }
                 return Ok(Line {
                     plies,
@@ -753,8 +753,10 @@ impl OwareBook {
                 });
             }
             let best = (analysis.moves.iter())
-                .find(|m| m.score == analysis.value)
-                .ok_or_else(corrupt)?;
+                .find(|m| m.score == value)
+                .ok_or_else(|| {
+                    corrupt(format!("no move from {board} reaches its value {value}"))
+                })?;
             let outcome = play(&board, best.house).expect("a scored move is legal");
             let before = plies.last().map_or(0, |ply: &LinePly| ply.net);
             plies.push(LinePly {
