@@ -1073,29 +1073,34 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
 fn run_stats(args: StatsArgs) -> Result<(), CliError> {
     let book = open_book(&args.book)?;
     let max = book.max_seeds() as i32;
-    // Level by level, shown after the first second (the 20-seed book's
-    // top levels take seconds each): a line, with no time left to guess
-    // from steps this uneven.
+    // Shown after the first second (the 20-seed book takes seconds), by
+    // stretches of boards as the workers finish them.
     let started = Instant::now();
-    let mut progress = Progress::new();
+    let progress = std::sync::Mutex::new(Progress::new());
     let total: u64 = book.levels().iter().map(|l| l.states).sum();
-    let mut done = book.levels()[0].states;
+    let done = std::sync::atomic::AtomicU64::new(book.levels()[0].states);
     let stats: Vec<_> = (1..=book.max_seeds())
         .map(|seeds| {
-            if started.elapsed() >= Duration::from_secs(1) {
-                progress.update(|| {
-                    format!(
-                        "stats: level {seeds} of {} ({:.0}% of the boards done)",
-                        book.max_seeds(),
-                        100.0 * done as f64 / total as f64
-                    )
-                });
-            }
-            done += book.levels()[seeds as usize].states;
-            book.level_stats(seeds)
+            book.level_stats_observed(seeds, |boards| {
+                use std::sync::atomic::Ordering::Relaxed;
+                let done = done.fetch_add(boards, Relaxed) + boards;
+                if started.elapsed() < Duration::from_secs(1) {
+                    return;
+                }
+                // A worker that finds the line busy leaves it to the other.
+                if let Ok(mut progress) = progress.try_lock() {
+                    progress.update(|| {
+                        format!(
+                            "stats: level {seeds} of {}, {:.0}% of the boards done",
+                            book.max_seeds(),
+                            100.0 * done as f64 / total as f64
+                        )
+                    });
+                }
+            })
         })
         .collect();
-    progress.finish();
+    progress.into_inner().expect("no worker panicked").finish();
     let values = -max..=max;
     match args.format {
         StatsFormat::Csv => {

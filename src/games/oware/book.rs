@@ -783,6 +783,17 @@ impl OwareBook {
     /// On a book opened with [`OwareBook::open_for_lookups`], and where
     /// `seeds` is above [`OwareBook::max_seeds`].
     pub fn level_stats(&self, seeds: u32) -> LevelStats {
+        self.level_stats_observed(seeds, |_| {})
+    }
+
+    /// [`OwareBook::level_stats`], telling `boards_done` of each stretch of
+    /// boards as it is done (from the threads that do them, in no order):
+    /// for progress on large levels.
+    ///
+    /// # Panics
+    ///
+    /// As [`OwareBook::level_stats`].
+    pub fn level_stats_observed(&self, seeds: u32, boards_done: impl Fn(u64) + Sync) -> LevelStats {
         self.whole_book_reader();
         self.assert_level(seeds);
         let level = self.levels[seeds as usize];
@@ -793,6 +804,7 @@ impl OwareBook {
         const STRETCH: usize = 1 << 16;
         let stretch = |first: usize| {
             let range = first..(first + STRETCH).min(boards);
+            let stretch_boards = range.len() as u64;
             let mut converged = vec![0u64; 2 * seeds as usize + 1];
             let mut changes = 0u64;
             let mut record = |board_changes: u64, value: i8| {
@@ -816,6 +828,7 @@ impl OwareBook {
                     }
                 }
             }
+            boards_done(stretch_boards);
             (changes, converged)
         };
         let (changes, converged) = (0..boards)
