@@ -168,8 +168,8 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
 /// unknown flag, or refused as a value: after an option that takes a
 /// number, or among a board's counts, that it cannot be negative; after one
 /// that takes another kind of value, that such a value goes after '='.
-/// A value clap or our parsers refuse is quoted by an excerpt (clap quotes
-/// it whole). `None`: clap's own message says it.
+/// `None`: clap's own message says it (its quotes shortened by
+/// `usage_error`).
 fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let negative = |whole: &str| {
@@ -178,26 +178,15 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
             excerpt(whole)
         )
     };
-    let numeric = |text: &str| {
-        text.len() > 1
+    // A negative number, or a board's counts or a size with one.
+    let negative_number = |text: &str| {
+        text.starts_with('-')
             && text[1..].starts_with(|c: char| c.is_ascii_digit())
             && (text[1..].chars()).all(|c| c.is_ascii_digit() || " ,.-KMGTkmgtiBb".contains(c))
     };
     match (error.kind(), error.get(ContextKind::InvalidValue)) {
         (ErrorKind::ValueValidation, Some(ContextValue::String(value))) => {
-            if value.starts_with('-') && numeric(value) {
-                return Some(negative(value));
-            }
-            let (Some(ContextValue::String(option)), Some(reason)) = (
-                error.get(ContextKind::InvalidArg),
-                std::error::Error::source(error),
-            ) else {
-                return None;
-            };
-            return Some(format!(
-                "invalid value '{}' for '{option}': {reason}",
-                excerpt(value)
-            ));
+            return negative_number(value).then(|| negative(value));
         }
         (ErrorKind::UnknownArgument, _) => {}
         _ => return None,
@@ -216,7 +205,7 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
         .and_then(|previous| previous.strip_prefix("--"))
         .and_then(|long| value_option(args, long));
     match option {
-        Some(true) if numeric(whole) => Some(negative(whole)),
+        Some(true) if negative_number(whole) => Some(negative(whole)),
         Some(_) => Some(format!(
             "'{}': a value starting with '-' goes after '=' ({}={})",
             excerpt(whole),
@@ -224,7 +213,7 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
             excerpt(whole)
         )),
         // A board's counts, or a stray number.
-        None if numeric(whole) => Some(negative(whole)),
+        None if negative_number(whole) => Some(negative(whole)),
         None => None,
     }
 }
