@@ -140,6 +140,10 @@ impl fmt::Display for Malformed {
 /// Boards per parallel work item when encoding (whole blocks).
 const ENCODE_CHUNK: usize = 1 << 18;
 
+/// The fewest boards per chunk [`Streaming::new`] takes: a chunk's cursors
+/// are set on every turn's changes, so small chunks cost more than they share.
+const MIN_ENCODE_CHUNK: usize = 1 << 12;
+
 /// Boards whose records are built at once: their changes, gathered from
 /// every turn, stay in cache.
 const STRETCH: usize = 2048;
@@ -284,9 +288,16 @@ pub struct Streaming {
 }
 
 impl Streaming {
-    /// Before the first wave of a level of `boards` boards.
+    /// Before the first wave of a level of `boards` boards, in chunks of
+    /// [`ENCODE_CHUNK`] boards, or fewer where that would leave one of the
+    /// current pool's threads idle: a level of up to [`ENCODE_CHUNK`] boards
+    /// (all of them at 9 seeds) was one chunk, encoded by one thread.
     pub fn new(codec: Codec, boards: usize) -> Streaming {
-        Self::with_chunk(codec, boards, ENCODE_CHUNK)
+        let threads = rayon::current_num_threads();
+        let even = boards
+            .div_ceil(WAVE_PER_THREAD * threads)
+            .next_multiple_of(BLOCK);
+        Self::with_chunk(codec, boards, even.clamp(MIN_ENCODE_CHUNK, ENCODE_CHUNK))
     }
 
     /// [`Streaming::new`] with chunks of `chunk` boards (a multiple of
@@ -947,5 +958,33 @@ impl<'a> Level<'a> {
             offsets,
             records,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks [`Streaming::new`] takes for a level of `boards` boards on
+    /// `threads` threads, and how many of them the level has.
+    fn chunking(threads: usize, boards: usize) -> (usize, usize) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let chunk = pool.install(|| Streaming::new(Codec::V2, boards).chunk);
+        (chunk, boards.div_ceil(chunk))
+    }
+
+    #[test]
+    fn every_thread_gets_chunks_of_a_small_level() {
+        // The 9-seed top level: a wave of chunks, a fourth of them each.
+        assert_eq!(chunking(2, 167_960), (21_000, 8));
+        assert_eq!(chunking(16, 167_960), (MIN_ENCODE_CHUNK, 42));
+        // Small levels are not cut below the floor; large ones keep theirs.
+        assert_eq!(chunking(2, 5_000), (MIN_ENCODE_CHUNK, 2));
+        assert_eq!(chunking(2, 84_672_315).0, ENCODE_CHUNK);
+        // Whole blocks.
+        assert_eq!(chunking(3, 1_000_001).0 % BLOCK, 0);
     }
 }
