@@ -634,6 +634,39 @@ fn missing_and_foreign_books_exit_2_and_write_nothing() {
 }
 
 #[test]
+fn whole_book_readers_note_the_record_check_from_500_mb() {
+    // Sparse files: no disk used. Neither is a book, so each reader stops
+    // at the header, after its note where the file is large.
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.bin");
+    for (len, noted) in [(500_000_000, true), (499_999_999, false)] {
+        let path = dir.path().join(format!("{len}.book"));
+        std::fs::File::create(&path).unwrap().set_len(len).unwrap();
+        let book = path.to_str().unwrap();
+        let out = out_path.to_str().unwrap();
+        for args in [
+            &["oware", "info", "--book", book][..],
+            &["oware", "stats", "--book", book],
+            &["oware", "export", "--book", book, "--out", out],
+        ] {
+            let run = endbook(args);
+            let stderr = text(&run.stderr);
+            assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+            let note = format!("note: checking every record of {book} (500.0 MB)...\n");
+            if noted {
+                assert!(stderr.starts_with(&note), "{args:?}: {stderr}");
+                assert_eq!(stderr.lines().count(), 2, "the note, the error: {stderr}");
+            } else {
+                assert!(!stderr.contains("note:"), "{args:?}: {stderr}");
+                assert_eq!(stderr.lines().count(), 1, "the error: {stderr}");
+            }
+            assert!(stderr.contains(&format!("endbook: {book}")), "{stderr}");
+        }
+    }
+    assert!(!out_path.exists(), "no export written");
+}
+
+#[test]
 fn generate_rejects_bad_sizes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.book");
