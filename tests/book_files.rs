@@ -719,22 +719,27 @@ fn resealed_headers_with_bad_levels_are_corrupt() {
             }
         }
     }
-    // A level that says one layer more and holds it is sound.
-    let last = levels - 1;
+    // A level that says one layer more and holds it, a repeat of its last:
+    // its last change would be earlier. (Level 3: the top level changes
+    // until the turn before the last swept, and a change at the last
+    // would be refused for that.)
+    let last = levels - 2;
     let mut longer = sections.clone();
     let states = longer[last].0[0] as usize;
     let tail = longer[last].1[longer[last].1.len() - states..].to_vec();
     longer[last].1.extend_from_slice(&tail);
     longer[last].0[1] += 1;
     assert!(
-        longer[last].0[1] <= swept,
-        "the book's top level changes until its last turn swept: pick another"
+        longer[last].0[1] < swept,
+        "level 3 changes until its last turn swept: pick another"
     );
-    let book = from_memory(rebuilt(&params, &longer)).unwrap();
-    assert_eq!(
-        book.levels()[last].last_change as u64,
-        sections[last].0[1] + 1
+    let error = refused_as(&rebuilt(&params, &longer), "Corrupt", "a repeated layer");
+    let expected = format!(
+        "last changes at turn {}, its values at turn {}",
+        sections[last].0[1] + 1,
+        sections[last].0[1]
     );
+    assert!(error.to_string().contains(&expected), "{error}");
 }
 
 #[test]

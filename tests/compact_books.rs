@@ -64,8 +64,14 @@ fn encoding_round_trips_random_change_lists() {
         let last_change = 200;
         let lists = random_changes(&mut rng, boards, last_change);
         let section = compact::encode(codec, boards, |board| lists[board].clone());
-        let level =
+        let (level, parsed_latest) =
             Level::parse(&section, codec, boards, last_change, 63).expect("a valid encoding");
+        let latest = lists.iter().filter_map(|l| l.last()).map(|&(t, _)| t).max();
+        assert_eq!(
+            parsed_latest,
+            latest.unwrap_or(0),
+            "{codec:?}, {boards} boards"
+        );
         let layers = level.layers(last_change);
         for (board, list) in lists.iter().enumerate() {
             for turns in 1..=last_change {
@@ -79,7 +85,6 @@ fn encoding_round_trips_random_change_lists() {
             }
         }
         // A tighter last change than the data is refused.
-        let latest = lists.iter().filter_map(|l| l.last()).map(|&(t, _)| t).max();
         if let Some(latest) = latest.filter(|&t| t > 1) {
             assert!(Level::parse(&section, codec, boards, latest - 1, 63).is_err());
         }
@@ -100,7 +105,7 @@ fn layers_replayed_window_by_window_are_every_layer() {
         let (boards, last_change) = (203, 200);
         let lists = random_changes(&mut rng, boards, last_change);
         let section = compact::encode(codec, boards, |board| lists[board].clone());
-        let level =
+        let (level, _) =
             Level::parse(&section, codec, boards, last_change, 63).expect("a valid encoding");
         for (window, piece) in [(1, 8), (3, 64), (7, 200), (64, 16), (220, 203)] {
             let mut resume = vec![compact::Resume::default(); boards];
@@ -150,7 +155,9 @@ fn chunks_encoded_into_reused_buffers_round_trip() {
         .unwrap();
     for codec in [Codec::V1, Codec::V2] {
         let section = pool.install(|| compact::encode(codec, boards, changes));
-        let level = Level::parse(&section, codec, boards, 200, 63).expect("a valid encoding");
+        let (level, latest) =
+            Level::parse(&section, codec, boards, 200, 63).expect("a valid encoding");
+        assert_eq!(latest, 40);
         for board in (0..boards).step_by(13).chain(boards - 8..boards) {
             let list = changes(board);
             for turns in [1, 2, 3, 39, 40, 200] {
@@ -267,6 +274,13 @@ fn with_section(encoding: Encoding, level: usize, section: Vec<u8>) -> Vec<u8> {
     rebuilt(&params, &sections)
 }
 
+/// [`with_section`], the level's last change set to `last_change`.
+fn with_level(encoding: Encoding, level: usize, section: Vec<u8>, last_change: u64) -> Vec<u8> {
+    let (params, mut sections) = parts(encoding);
+    sections[level] = ([sections[level].0[0], last_change], section);
+    rebuilt(&params, &sections)
+}
+
 fn assert_corrupt(bytes: Vec<u8>, what: &str) {
     match OwareBook::from_bytes(bytes) {
         Ok(_) => panic!("{what}: accepted"),
@@ -317,9 +331,11 @@ fn malformed_compact_sections_are_corrupt() {
             "level 3's section as level 2",
         );
         // A synthetic level where every board changes twice, to 1 at turn 1
-        // and to 2 at turn 2; then break the first record's changes.
+        // and to 2 at turn 2 (its last change); then break the first
+        // record's changes.
         let synthetic = compact::encode(codec, boards, |_| vec![(1, 1), (2, 2)]);
-        let book = OwareBook::from_bytes(with_section(encoding, level, synthetic.clone())).unwrap();
+        let book =
+            OwareBook::from_bytes(with_level(encoding, level, synthetic.clone(), 2)).unwrap();
         for board in [
             "3 0 0 0 0 0 0 0 0 0 0 0",
             "0 1 0 0 0 0 1 0 0 0 0 1",
@@ -348,14 +364,30 @@ fn malformed_compact_sections_are_corrupt() {
                 }
                 other => panic!("{board}: {other:?}"),
             }
+            // A probe's analysis checks the same.
+            assert!(matches!(
+                book.analyse(&board, 2),
+                Err(ProbeError::Corrupt { reason, .. }) if reason.contains(why)
+            ));
+        }
+        // And the other way: a move scoring more than the value (a capture
+        // of 2 with 1 turn left, where the level says 1).
+        let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
+        match book.analyse(&board, 1) {
+            Err(ProbeError::Corrupt { reason, .. }) => assert!(
+                reason.contains("scores 2, more than its value 1, with 1 turns left"),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
         }
         let broken = |bytes: &[(usize, u8)]| {
             let mut section = synthetic.clone();
             for &(at, byte) in bytes {
                 section[index_len + at] = byte;
             }
-            with_section(encoding, level, section)
+            with_level(encoding, level, section, 2)
         };
+        assert!(OwareBook::from_bytes(broken(&[])).is_ok(), "control");
         match codec {
             // Records: [len 2][value 1][code 0x01].
             Codec::V1 => {
@@ -377,6 +409,71 @@ fn malformed_compact_sections_are_corrupt() {
                 );
                 assert_corrupt(broken(&[(2, 0x5f)]), "a change after the last change");
             }
+        }
+    }
+}
+
+/// The metadata a book's records imply: each level's last change is its
+/// records' latest (1 where none changes), and a run that stopped before
+/// the turn limit did so after a layer that changed nothing.
+#[test]
+fn metadata_the_records_contradict_is_corrupt() {
+    for encoding in [Encoding::Changes, Encoding::ChangesV1, Encoding::Layers] {
+        let (params, sections) = parts(encoding);
+        let swept = params[3];
+        assert!(
+            params[1] == 200 && swept < 200,
+            "the 3-seed book converges early"
+        );
+        assert!(OwareBook::from_bytes(rebuilt(&params, &sections)).is_ok());
+        let what = |why: &str| format!("{encoding:?}: {why}");
+        for level in 0..sections.len() {
+            let last_change = sections[level].0[1];
+            // One turn later than its records say (level 2: turn 11 for
+            // 10). Where the section holds layers, the added one repeats
+            // the last.
+            let mut later = sections.clone();
+            later[level].0[1] += 1;
+            if encoding == Encoding::Layers {
+                let states = later[level].0[0] as usize;
+                let last = later[level].1[later[level].1.len() - states..].to_vec();
+                later[level].1.extend_from_slice(&last);
+            }
+            let error = OwareBook::from_bytes(rebuilt(&params, &later)).err();
+            let expected = format!(
+                "last changes at turn {}, its values at turn {last_change}",
+                last_change + 1
+            );
+            match error {
+                Some(e) => assert!(e.to_string().contains(&expected), "{e}"),
+                None => panic!("{}", what(&format!("level {level} one turn later"))),
+            }
+        }
+        // Fewer layers swept, down to the last change of level 3: the
+        // run would not have stopped there.
+        let mut fewer = params.clone();
+        fewer[3] = sections[3].0[1];
+        match OwareBook::from_bytes(rebuilt(&fewer, &sections)) {
+            Err(e) => assert!(
+                e.to_string().contains("a run stops early only after"),
+                "{e}"
+            ),
+            Ok(_) => panic!(
+                "{}",
+                what("the top level's last change as the last layer swept")
+            ),
+        }
+        // Where it ran to the turn limit, a level may change at the last turn.
+        let mut limit = fewer.clone();
+        limit[1] = limit[3];
+        assert!(OwareBook::from_bytes(rebuilt(&limit, &sections)).is_ok());
+        // Turn limits past what a change byte spans, in a compact encoding.
+        let mut beyond = params.clone();
+        beyond[1] = 256;
+        match (encoding, OwareBook::from_bytes(rebuilt(&beyond, &sections))) {
+            (Encoding::Layers, result) => assert!(result.is_ok(), "{:?}", result.err()),
+            (_, Err(e)) => assert!(e.to_string().contains("covers at most 255"), "{e}"),
+            (_, Ok(_)) => panic!("{}", what("turn limit 256")),
         }
     }
 }
@@ -421,7 +518,7 @@ fn lookups_check_the_records_they_read_when_opened_for_lookups() {
     let path = dir.path().join("mutated.book");
     let mut rng = Rng(7);
     let index = BoardIndex::new(3);
-    let (mut refused, mut accepted) = (0, 0);
+    let (mut refused, mut accepted, mut inconsistent) = (0, 0, 0);
     for _ in 0..600 {
         let level = 1 + rng.below(3) as usize;
         let mut section = sections[level].1.clone();
@@ -439,10 +536,20 @@ fn lookups_check_the_records_they_read_when_opened_for_lookups() {
         for (board, _) in index.boards_from(0) {
             for turns in [1, 2, 30, 200] {
                 match (&full, lazy.analyse(&board, turns)) {
-                    (Ok(full), Ok(analysis)) => {
-                        assert_eq!(analysis, full.analyse(&board, turns).unwrap())
-                    }
-                    (Ok(_), Err(e)) => panic!("{e} where open accepts the book"),
+                    // Answers alike, both refusing a value no move makes
+                    // (a flip that changed a value but left its record
+                    // well formed).
+                    (Ok(full), lazy) => match (full.analyse(&board, turns), lazy) {
+                        (Ok(full), Ok(lazy)) => assert_eq!(lazy, full),
+                        (
+                            Err(ProbeError::Corrupt { reason: full, .. }),
+                            Err(ProbeError::Corrupt { reason: lazy, .. }),
+                        ) => {
+                            assert_eq!(lazy, full);
+                            inconsistent += 1;
+                        }
+                        (full, lazy) => panic!("{full:?} / {lazy:?} where open accepts the book"),
+                    },
                     (Err(_), Ok(_)) => {}
                     (Err(_), Err(ProbeError::Corrupt { seeds, .. })) => {
                         assert_eq!(seeds as usize, level);
@@ -464,6 +571,8 @@ fn lookups_check_the_records_they_read_when_opened_for_lookups() {
     // it accepts, whose lookups were compared one by one above.
     assert!(refused > 100, "{refused} refused");
     assert!(accepted > 0, "no mutated book was accepted");
+    // Some accepted books hold values no move makes: analyses say so.
+    assert!(inconsistent > 0, "no analysis found a value no move makes");
 }
 
 /// The whole-book readers need every record checked.

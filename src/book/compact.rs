@@ -289,9 +289,9 @@ pub struct Streaming {
 
 impl Streaming {
     /// Before the first wave of a level of `boards` boards, in chunks of
-    /// [`ENCODE_CHUNK`] boards, or fewer where that would leave one of the
-    /// current pool's threads idle: a level of up to [`ENCODE_CHUNK`] boards
-    /// (all of them at 9 seeds) was one chunk, encoded by one thread.
+    /// 262,144 boards, or fewer where that would leave one of the current
+    /// pool's threads idle (at least 4,096): a level of up to 262,144
+    /// boards (all of them at 9 seeds) was one chunk, encoded by one thread.
     pub fn new(codec: Codec, boards: usize) -> Streaming {
         let threads = rayon::current_num_threads();
         let even = boards
@@ -550,11 +550,12 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<usize> {
 
 /// Whether a [`Codec::V2`] record body is a list of valid changes whose
 /// values lie within `-bound..=bound` and whose last one comes no later
-/// than `last_change`: what [`Level::parse`] checks, in one tight loop for
-/// the records that pass (nearly all the time taken to open a book); the
-/// others are read again to say what is wrong.
+/// than `last_change`, and if so the turn of its last change (0 for none):
+/// what [`Level::parse`] checks, in one tight loop for the records that
+/// pass (nearly all the time taken to open a book); the others are read
+/// again to say what is wrong.
 #[inline]
-fn scan_v2(body: &[u8], bound: i16, last_change: u32) -> bool {
+fn scan_v2(body: &[u8], bound: i16, last_change: u32) -> Option<u32> {
     let (mut at, mut turn, mut value) = (0, 0u64, 0i16);
     while let Some(&code) = body.get(at) {
         let (dt, dv, len) = if code < V2_LONG {
@@ -566,26 +567,24 @@ fn scan_v2(body: &[u8], bound: i16, last_change: u32) -> bool {
                 1,
             )
         } else if code < V2_ESCAPE {
-            let Some(&t) = body.get(at + 1) else {
-                return false;
-            };
+            let &t = body.get(at + 1)?;
             (u64::from(t) + 1, i16::from(((code << 2) as i8) >> 2), 2)
         } else if code == V2_ESCAPE {
             let (Some(&dt), Some(&dv)) = (body.get(at + 1), body.get(at + 2)) else {
-                return false;
+                return None;
             };
             (u64::from(dt), i16::from(dv as i8), 3)
         } else {
-            return false;
+            return None;
         };
         value += dv;
         if dt == 0 || dv == 0 || value.abs() > bound {
-            return false;
+            return None;
         }
         at += len;
         turn += dt;
     }
-    turn <= u64::from(last_change)
+    (turn <= u64::from(last_change)).then_some(turn as u32)
 }
 
 /// Where [`Level::replay`] stopped reading a board's record: the next
@@ -651,21 +650,24 @@ impl Iterator for Changes<'_> {
 impl<'a> Level<'a> {
     /// Checks `section` as the `codec` encoding of `boards` boards whose
     /// values change at turns up to `last_change` and lie within
-    /// `-bound..=bound`.
+    /// `-bound..=bound`; returns the level and the turn of its latest
+    /// change (0 where no value changes), which a book's metadata can be
+    /// held to.
     pub fn parse(
         section: &'a [u8],
         codec: Codec,
         boards: usize,
         last_change: u32,
         bound: i8,
-    ) -> Result<Level<'a>, Malformed> {
+    ) -> Result<(Level<'a>, u32), Malformed> {
         let level = Level::structure(section, codec, boards)?;
         // Blocks are independent: checked in parallel stretches.
-        (0..boards.div_ceil(BLOCK))
+        let latest = (0..boards.div_ceil(BLOCK))
             .into_par_iter()
             .with_min_len(1 << 12)
-            .try_for_each(|block| level.check_block(block, last_change, bound))?;
-        Ok(level)
+            .map(|block| level.check_block(block, last_change, bound))
+            .try_reduce(|| 0, |a, b| Ok(a.max(b)))?;
+        Ok((level, latest))
     }
 
     /// Checks only the frame of `section` as the `codec` encoding of
@@ -701,9 +703,10 @@ impl<'a> Level<'a> {
     /// Checks the records of block `block` (of a level whose frame
     /// [`Level::structure`] checked): lengths, codes, that the values lie
     /// within `-bound..=bound` and change no later than `last_change`, and
-    /// that the block ends where the next begins. Lookups in a block that
-    /// passes stay within it.
-    pub fn check_block(&self, block: usize, last_change: u32, bound: i8) -> Result<(), Malformed> {
+    /// that the block ends where the next begins; returns the turn of the
+    /// block's latest change (0 for none). Lookups in a block that passes
+    /// stay within it.
+    pub fn check_block(&self, block: usize, last_change: u32, bound: i8) -> Result<u32, Malformed> {
         let check = |value: i8| {
             if (-bound..=bound).contains(&value) {
                 Ok(())
@@ -716,12 +719,16 @@ impl<'a> Level<'a> {
         let codec = self.codec;
         let mut at = self.offset(block);
         let in_block = BLOCK.min(self.boards - block * BLOCK);
+        let mut latest = 0;
         for _ in 0..in_block {
             let body = self.record(&mut at).ok_or_else(|| {
                 Malformed(format!("a record of block {block} runs past the section"))
             })?;
-            if codec == Codec::V2 && scan_v2(body, i16::from(bound), last_change) {
-                continue;
+            if codec == Codec::V2 {
+                if let Some(last) = scan_v2(body, i16::from(bound), last_change) {
+                    latest = latest.max(last);
+                    continue;
+                }
             }
             // Version 1, or a malformed record: why, change by change.
             if codec == Codec::V1 && body.is_empty() {
@@ -735,6 +742,7 @@ impl<'a> Level<'a> {
                         "a value changes at turn {turn}, after the level's last change {last_change}"
                     )));
                 }
+                latest = latest.max(turn);
             }
         }
         if at != self.offset(block + 1) {
@@ -742,7 +750,7 @@ impl<'a> Level<'a> {
                 "block {block} does not end where the next begins"
             )));
         }
-        Ok(())
+        Ok(latest)
     }
 
     /// [`Level::value`] once [`Level::check_block`] passes on the board's

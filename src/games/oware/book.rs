@@ -52,16 +52,20 @@ pub enum Encoding {
     ChangesV1,
 }
 
+/// The most turns the per-board change encodings ([`Encoding::Changes`],
+/// [`Encoding::ChangesV1`]) cover: a record's turns are bytes.
+pub const COMPACT_TURNS: u32 = 255;
+
 impl Encoding {
-    /// The compact encoding, unless the book's turn limit is beyond the 255
-    /// turns a change byte can span.
+    /// The compact encoding, unless the book's turn limit is beyond the
+    /// [`COMPACT_TURNS`] a change byte can span.
     pub fn for_book(generated: &Generated) -> Encoding {
         Self::for_turn_limit(generated.options.turn_limit)
     }
 
     /// The encoding books with this turn limit are written in.
     pub fn for_turn_limit(turn_limit: u32) -> Encoding {
-        if turn_limit <= 255 {
+        if turn_limit <= COMPACT_TURNS {
             Encoding::Changes
         } else {
             Encoding::Layers
@@ -346,6 +350,13 @@ impl OwareBook {
                 "turn limit {turn_limit} and {turns_swept} layers swept are out of range"
             )));
         }
+        if encoding.codec().is_some() && turn_limit > u64::from(COMPACT_TURNS) {
+            // What the writer keeps to: a record's turns are bytes.
+            return Err(container.corrupt(format!(
+                "turn limit {turn_limit} in a per-board change encoding, which covers at most \
+                 {COMPACT_TURNS} turns"
+            )));
+        }
         if max_seeds > u64::from(MAX_BOOK_SEEDS) {
             return Err(container.corrupt(format!(
                 "{max_seeds} seeds is beyond the {MAX_BOOK_SEEDS} this build supports"
@@ -374,6 +385,10 @@ impl OwareBook {
             // A board with n seeds can gain at most n net, and lose at most n.
             let bound = seeds as i8;
             let bytes = container.section(seeds);
+            // The latest turn at which a value changes, where every record
+            // is read: the last change recorded must be it (or 1, where no
+            // value changes).
+            let mut latest = None;
             match encoding.codec() {
                 None if section.len != states * last_change => {
                     return Err(container.corrupt(format!(
@@ -392,16 +407,43 @@ impl OwareBook {
                             value as i8
                         )));
                     }
+                    let layer = |turn: u64| {
+                        let start = ((turn - 1) * states) as usize;
+                        &bytes[start..start + states as usize]
+                    };
+                    let mut turn = last_change;
+                    while turn > 1 && layer(turn) == layer(turn - 1) {
+                        turn -= 1;
+                    }
+                    // At turn 1, whether the layer differs from turn 0's zeros.
+                    let changed = turn > 1 || layer(1).iter().any(|&v| v != 0);
+                    latest = Some(if changed { turn } else { 0 });
                 }
                 Some(codec) => {
                     let boards = states as usize;
                     let checked = if check_records {
                         compact::Level::parse(bytes, codec, boards, last_change as u32, bound)
+                            .map(|(_, turn)| latest = Some(u64::from(turn)))
                     } else {
-                        compact::Level::structure(bytes, codec, boards)
+                        compact::Level::structure(bytes, codec, boards).map(drop)
                     };
                     checked.map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
                 }
+            }
+            if let Some(latest) = latest.filter(|&turn| turn.max(1) != last_change) {
+                return Err(container.corrupt(format!(
+                    "level {seeds} last changes at turn {last_change}, its values at turn {}",
+                    latest.max(1)
+                )));
+            }
+            if turns_swept < turn_limit && last_change == turns_swept {
+                // A run stops before the turn limit only after a layer in
+                // which nothing changes: every level's last change is before it.
+                return Err(container.corrupt(format!(
+                    "level {seeds} changes at turn {last_change}, the last of {turns_swept} layers \
+                     swept, below the turn limit {turn_limit} (a run stops early only after a layer \
+                     that changes nothing)"
+                )));
             }
             levels.push(LevelInfo {
                 seeds: seeds as u32,
@@ -700,6 +742,11 @@ impl OwareBook {
     }
 
     /// The value of `board` and the score of each legal move.
+    ///
+    /// The value must be the best move's score, or without a move the
+    /// mover's own seeds: a board where it is not is [`ProbeError::Corrupt`]
+    /// (a book whose records are well formed but whose values are not the
+    /// game's).
     pub fn analyse(&self, board: &Board, turns_left: u32) -> Result<Analysis, ProbeError> {
         let value = self.value(board, turns_left)?;
         let moves = legal_moves(board)
@@ -716,6 +763,30 @@ impl OwareBook {
                 })
             })
             .collect::<Result<Vec<_>, ProbeError>>()?;
+        let corrupt = |reason: String| ProbeError::Corrupt {
+            path: self.container.path().to_owned(),
+            seeds: board.seeds(),
+            reason: format!("{reason} with {turns_left} turns left"),
+        };
+        match moves.iter().map(|m| m.score).max() {
+            None if value != board.own_seeds() as i32 => {
+                let seeds = board.own_seeds();
+                return Err(corrupt(format!(
+                    "{board} has no move, so its value is its {seeds} seeds, not {value},"
+                )));
+            }
+            Some(best) if best < value => {
+                return Err(corrupt(format!(
+                    "no move from {board} reaches its value {value}"
+                )));
+            }
+            Some(best) if best > value => {
+                return Err(corrupt(format!(
+                    "a move from {board} scores {best}, more than its value {value},"
+                )));
+            }
+            _ => {}
+        }
         Ok(Analysis { value, moves })
     }
 
@@ -733,20 +804,12 @@ impl OwareBook {
         let (mut board, mut turns) = (*board, turns_left);
         while turns > 0 {
             // Seeds never grow, so every board of the line is covered.
+            // (`analyse` checks the value is the best move's score, or
+            // without a move the mover's seeds.)
             let analysis = self.analyse(&board, turns)?;
             let value = analysis.value;
-            let corrupt = |reason: String| ProbeError::Corrupt {
-                path: self.container.path().to_owned(),
-                seeds: board.seeds(),
-                reason: format!("{reason} with {turns} turns left"),
-            };
             if analysis.moves.is_empty() {
                 let seeds = board.own_seeds();
-                if value != seeds as i32 {
-                    return Err(corrupt(format!(
-                        "{board} has no move, so its value is its {seeds} seeds, not {value},"
-                    )));
-                }
                 return Ok(Line {
                     plies,
                     end: LineEnd::NoMove { board, seeds },
@@ -754,9 +817,7 @@ impl OwareBook {
             }
             let best = (analysis.moves.iter())
                 .find(|m| m.score == value)
-                .ok_or_else(|| {
-                    corrupt(format!("no move from {board} reaches its value {value}"))
-                })?;
+                .expect("analyse checks a move reaches the value");
             let outcome = play(&board, best.house).expect("a scored move is legal");
             let before = plies.last().map_or(0, |ply: &LinePly| ply.net);
             plies.push(LinePly {
