@@ -284,6 +284,9 @@ fn text_notation_reads_spaces_and_commas() {
         "  1, 2 ,3,,4 5\t6\n7 8 9 10 11 12  ",
         "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,",
         "001 2 3 4 5 6 7 8 9 10 11 12",
+        // As boards are shown, a '|' between the sides.
+        "1 2 3 4 5 6 | 7 8 9 10 11 12",
+        "1,2,3,4,5,6|7,8,9,10,11,12",
     ] {
         assert_eq!(text.parse::<Board>(), Ok(expected), "{text:?}");
     }
@@ -319,6 +322,23 @@ fn text_notation_refuses_bad_input() {
         parse("4 4 4 4 4 4 4 4 4 4 4 4 4"),
         Err(ParseBoardError::WrongCount(13))
     );
+    // A '|' anywhere but between two sides of 6, or more than one.
+    let sides = |mover, other| Err(ParseBoardError::SideCounts { mover, other });
+    assert_eq!(parse("4 4 4 4 4 | 4 4 4 4 4 4 4"), sides(5, 7));
+    assert_eq!(parse("| 4 4 4 4 4 4 4 4 4 4 4 4"), sides(0, 12));
+    assert_eq!(parse("4 4 4 4 4 4 |"), sides(6, 0));
+    assert_eq!(
+        parse("4 4 4 | 4 4 4 | 4 4 4 4 4 4"),
+        Err(ParseBoardError::Bars(2))
+    );
+    // Both notations as shown read back.
+    for houses in [[0; 12], [4; 12], [0, 10, 1, 0, 0, 0, 200, 1, 0, 0, 0, 7]] {
+        let board = Board::new(houses);
+        let sides = format!("{board:#}");
+        assert_eq!(sides.split('|').count(), 2, "{sides}");
+        assert_eq!(sides.parse::<Board>(), Ok(board), "{sides}");
+        assert_eq!(board.to_string().parse::<Board>(), Ok(board));
+    }
     // Not numbers.
     let not_a_count = |house: usize, text: &str| {
         Err(ParseBoardError::NotACount {

@@ -75,10 +75,14 @@ impl Board {
     }
 }
 
+/// The 12 counts separated by spaces; with `{:#}`, a `|` between the
+/// sides (`0 0 1 0 0 0 | 2 1 0 0 0 0`). Both read back.
 impl fmt::Display for Board {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, h) in self.houses.iter().enumerate() {
-            if i > 0 {
+            if i == SIDE && f.alternate() {
+                f.write_str(" | ")?;
+            } else if i > 0 {
                 f.write_str(" ")?;
             }
             write!(f, "{h}")?;
@@ -92,6 +96,10 @@ impl fmt::Display for Board {
 pub enum ParseBoardError {
     /// Not exactly 12 counts.
     WrongCount(usize),
+    /// Split by a `|` into sides that do not hold 6 counts each.
+    SideCounts { mover: usize, other: usize },
+    /// More than one `|`.
+    Bars(usize),
     /// A count that is not a non-negative integer, with its house.
     NotACount { house: usize, text: String },
     /// More than [`MAX_BOARD_SEEDS`] seeds in all.
@@ -104,6 +112,15 @@ impl fmt::Display for ParseBoardError {
             ParseBoardError::WrongCount(n) => write!(
                 f,
                 "a board is 12 seed counts (houses 0-11, player to move first), found {n}"
+            ),
+            ParseBoardError::SideCounts { mover, other } => write!(
+                f,
+                "a board split by '|' is 6 seed counts on each side (the player to move's \
+                 first), found {mover} | {other}"
+            ),
+            ParseBoardError::Bars(n) => write!(
+                f,
+                "a board has at most one '|', between the two sides; found {n}"
             ),
             ParseBoardError::NotACount { house, text } => write!(
                 f,
@@ -125,12 +142,29 @@ impl std::error::Error for ParseBoardError {}
 impl FromStr for Board {
     type Err = ParseBoardError;
 
-    /// Reads 12 counts separated by spaces and/or commas.
+    /// Reads 12 counts separated by spaces and/or commas, and at most one
+    /// `|` between the sides (as boards are shown: `4 4 4 4 4 4 | 4 4 4 4 4 4`).
     fn from_str(text: &str) -> Result<Board, ParseBoardError> {
-        let fields: Vec<&str> = text
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|f| !f.is_empty())
-            .collect();
+        let counts = |text: &str| -> Vec<String> {
+            text.split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let fields = match text.split('|').collect::<Vec<_>>()[..] {
+            [all] => counts(all),
+            [mover, other] => {
+                let (mover, other) = (counts(mover), counts(other));
+                if mover.len() != SIDE || other.len() != SIDE {
+                    return Err(ParseBoardError::SideCounts {
+                        mover: mover.len(),
+                        other: other.len(),
+                    });
+                }
+                [mover, other].concat()
+            }
+            ref sides => return Err(ParseBoardError::Bars(sides.len() - 1)),
+        };
         if fields.len() != HOUSES {
             return Err(ParseBoardError::WrongCount(fields.len()));
         }

@@ -11,7 +11,7 @@ pub mod runs;
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{
     Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, Line, LineEnd,
-    LinePly, OwareBook, ProbeError, ScoredMove,
+    LinePly, OwareBook, ProbeError, ScoredMove, COMPACT_TURNS,
 };
 pub use generate::{
     extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, Sweep,
