@@ -101,9 +101,32 @@ fn probe_with_a_roll_ranks_every_play() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("roll 6-1: 2 distinct plays"), "{stdout}");
+    assert!(
+        stdout
+            .contains("roll 6-1: 2 distinct plays, best first by X's equity with the cube centred"),
+        "{stdout}"
+    );
     assert!(stdout.contains("6/off 2/1"), "{stdout}");
     assert!(stdout.contains("6/5 5/off"), "{stdout}");
+    // A cubeless book ranks by P(win).
+    let out = endbook(&[
+        "bearoff",
+        "probe",
+        "--book",
+        cubeless_book(),
+        "--x",
+        "0 1 0 0 0 1",
+        "--o",
+        "0 0 0 0 0 2",
+        "--roll",
+        "1",
+        "6",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("roll 6-1: 2 distinct plays, best first by P(win)\n"),
+        "{stdout}"
+    );
     // A side with no checker left: its values, and no play, by the book or
     // evaluated.
     let over = [
@@ -121,7 +144,19 @@ fn probe_with_a_roll_ranks_every_play() {
         let out = endbook(&args);
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         let stdout = text(&out.stdout);
-        assert!(stdout.ends_with("roll 3-1: the game is over\n"), "{stdout}");
+        assert!(
+            stdout.ends_with("roll 3-1: no play, the game is over\n"),
+            "{stdout}"
+        );
+        // No cube advice: there is no game left to double in.
+        assert!(
+            stdout.contains("the game is over: X has borne off every checker\n"),
+            "{stdout}"
+        );
+        assert!(
+            !stdout.contains("cube action") && !stdout.contains("X owns the cube"),
+            "{stdout}"
+        );
     }
 }
 
@@ -256,6 +291,21 @@ fn bad_input_exits_with_code_2() {
     run(probe("0 0 0 0 0 -1", "0 0 0 0 0 1"), "cannot be negative");
     run(probe("0 0 0 0 1", "0 0 0 0 0 1"), "6 checker counts");
     run(probe("0 0 0 0 0 5", "0 0 0 0 0 1"), "covers at most 4");
+    // A side's counts as separate arguments: told to quote them; an
+    // unknown flag is not.
+    let hint = "a side's six counts go in quotes, as one value";
+    for args in [
+        &["bearoff", "eval", "--x", "0", "0", "0", "0", "0", "1"][..],
+        &[
+            "bearoff", "probe", "--book", book, "--o=1", "0", "0", "0", "0", "1",
+        ],
+    ] {
+        bad_input(args, "unexpected argument '0' found");
+        bad_input(args, hint);
+    }
+    let unknown = ["bearoff", "eval", "--x", "0 0 0 0 0 1", "--y", "1"];
+    bad_input(&unknown, "unexpected argument '--y' found");
+    assert!(!text(&endbook(&unknown).stderr).contains(hint));
     run(
         probe("0 0 0 0 0 0", "0 0 0 0 0 0"),
         "no position has both sides empty",
@@ -424,7 +474,8 @@ fn forced_kernels_write_the_same_book() {
 
 /// `probe --batch`: a line of values per position, those of a single probe
 /// (P(win), then the three equities of a cubeful book; P(win) alone from a
-/// cubeless one), blank and '#' lines skipped, commas as separators.
+/// cubeless one), blank and '#' lines skipped, commas as separators, a '|'
+/// between the sides.
 #[test]
 fn batch_answers_each_position_as_a_single_probe() {
     let positions = [
@@ -436,9 +487,10 @@ fn batch_answers_each_position_as_a_single_probe() {
     let lines: Vec<String> = positions
         .iter()
         .enumerate()
-        .map(|(i, (x, o))| match i % 2 {
+        .map(|(i, (x, o))| match i % 3 {
             0 => format!("{x} {o}"),
-            _ => format!("{x} {o}").replace(' ', ", "),
+            1 => format!("{x} {o}").replace(' ', ", "),
+            _ => format!("{x} | {o}"),
         })
         .collect();
     let input = format!(
@@ -462,6 +514,9 @@ fn batch_answers_each_position_as_a_single_probe() {
             single.contains(&format!("P(X wins)   {}", values[0])),
             "{x} / {o}: {answer}\n{single}"
         );
+        // (A finished game's single probe shows no cube: its equities are
+        // asserted below.)
+        let over = [x, o].iter().any(|side| side.split(' ').all(|c| c == "0"));
         for (label, value) in [
             "X owns the cube     ",
             "cube centred        ",
@@ -469,6 +524,7 @@ fn batch_answers_each_position_as_a_single_probe() {
         ]
         .iter()
         .zip(&values[1..])
+        .filter(|_| !over)
         {
             assert!(
                 single.contains(&format!("{label}{value}")),
@@ -507,6 +563,8 @@ fn batch_names_the_bad_line_and_fails() {
             "the book covers at most 4 per side",
         ),
         ("0 0 0 0 0 1 0 0 x 0 0 1", "O: "),
+        ("0 0 0 0 1 | 0 0 0 0 0 0 1", "X: "),
+        ("0 0 0 0 0 1 | 0 0 0 0 1 | 0", "at most one '|'"),
     ] {
         let input = format!("{good}\n{bad}\n{good}\n");
         let out = endbook_with_stdin(

@@ -949,9 +949,17 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
         &dry,
         "27 seeds (3,910,797,436 boards) needs about 132.0 GB of memory, more than 90% of the ",
     );
+    // The limit is shown as such, beside what the system has.
+    assert!(
+        text(&dry.stdout).contains("(--memory-limit 100.0 GB, "),
+        "{}",
+        text(&dry.stdout)
+    );
     let dry = endbook(&generate_args("9", &path, &["--dry-run"]));
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(text(&dry.stdout).contains("verdict       would start\n"));
+    assert!(text(&dry.stdout).contains(" available)\n"));
+    assert!(!text(&dry.stdout).contains("--memory-limit"));
     assert!(!path.exists());
     // A limit below the estimate stops a run the system has room for, and
     // the override starts it.
@@ -970,6 +978,53 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     assert!(path.exists());
     let out = endbook(&generate_args("9", &path, &["--memory-limit", "10X"]));
     assert_input_error(&out, "unknown unit 'X'");
+}
+
+/// Without `--out`, a book's name carries a turn limit other than 200; an
+/// extension without `--turn-limit` takes its book's; a run says it will
+/// replace the book already at its output.
+#[test]
+fn default_names_carry_the_turn_limit_and_extensions_take_their_books() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_endbook"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let generate = ["oware", "generate", "--max-seeds"];
+    let out = run(&[&generate[..], &["4", "--turn-limit", "60"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("note:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[&generate[..], &["6", "--extend", "oware-4-t60.book"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&[
+        &generate[..],
+        &["6", "--turn-limit", "60", "--out", "fresh.book"],
+    ]
+    .concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert!(read("oware-6-t60.book") == read("fresh.book"));
+    // Again: the book there is replaced, and the run says so first.
+    let out = run(&[&generate[..], &["6", "--extend", "oware-4-t60.book"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("note: oware-6-t60.book (")
+            && stderr.contains(") exists: it is replaced"),
+        "{stderr}"
+    );
+    assert!(read("oware-6-t60.book") == read("fresh.book"));
+    // The default turn limit keeps the plain name.
+    let out = run(&[&generate[..], &["3"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("oware-3.book").exists());
 }
 
 #[test]
@@ -1028,6 +1083,37 @@ fn extending_a_book_gives_the_book_generated_at_once() {
     ));
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(!refused.exists());
+    // It counts the levels taken over, and the book it builds on in its
+    // memory: more than a fresh run's.
+    let stdout = text(&dry.stdout);
+    assert!(
+        stdout.contains("boards        50,388 (0..=7 seeds; levels 0..=5 taken over)\n"),
+        "{stdout}"
+    );
+    let whole_arg = whole.to_str().unwrap();
+    let extend = endbook(&generate_args(
+        "9",
+        &refused,
+        &["--extend", whole_arg, "--dry-run"],
+    ));
+    let fresh = endbook(&generate_args("9", &refused, &["--dry-run"]));
+    let memory = |dry: &Output| {
+        let dry = text(&dry.stdout);
+        let line = dry.lines().find(|l| l.starts_with("memory")).unwrap();
+        let (mb, unit) = (
+            line.split_whitespace().nth(2),
+            line.split_whitespace().nth(3),
+        );
+        assert_eq!(unit, Some("MB"), "{line}");
+        mb.unwrap().parse::<f64>().unwrap()
+    };
+    // The 8-seed book, about 0.8 MB, 2.5 times over.
+    let more = memory(&extend) - memory(&fresh);
+    let book = std::fs::metadata(&whole).unwrap().len() as f64 / 1e6;
+    assert!(
+        (more - 2.5 * book).abs() < 0.11,
+        "{more} MB more for {book} MB"
+    );
 }
 
 /// Kills a 13-seed generation once its checkpoint holds level 10, 11 or 12,
@@ -1507,6 +1593,10 @@ fn outputs_that_renaming_would_break_are_refused_or_written_through() {
         .is_ok_and(|s| s.success())
     {
         assert_input_error(&export(&fifo), "is not a regular file");
+        assert_input_error(
+            &export(&fifo),
+            "--out - writes the export to standard output",
+        );
         assert!(std::fs::symlink_metadata(&fifo)
             .unwrap()
             .file_type()

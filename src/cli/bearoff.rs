@@ -3,9 +3,9 @@
 use super::progress::WorkProgress;
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, on_pool, print_book_size, print_time_estimate, print_verdict,
-    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
-    Resources,
+    grouped, human_bytes, note_replacing, on_pool, print_book_size, print_time_estimate,
+    print_verdict, print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
+    LineError, Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -51,7 +51,9 @@ pub struct GenerateArgs {
     /// Also compute the cubeful equities (four values per pair instead of one).
     #[arg(long)]
     cube: bool,
-    /// Book file to write [default: bearoff-C.book, bearoff-C-cube.book with --cube].
+    /// Book file to write [default: bearoff-C.book, bearoff-C-cube.book with
+    /// --cube]. An existing file is replaced once the run is complete (a
+    /// note on stderr says so at the start).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     #[command(flatten)]
@@ -219,9 +221,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         println!("values        {what}");
         println!(
-            "memory        about {} ({} available)",
+            "memory        about {} ({})",
             human_bytes(memory),
-            available.map_or("unknown".into(), human_bytes)
+            args.resources.memory_label()
         );
         print_book_size(options.book_bytes(), 0, "", &out);
         println!(
@@ -244,6 +246,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     check_folder_writable(&out)?;
     check_memory(memory, available, args.resources.ignore_memory_check, work)?;
     args.disk.check(options.book_bytes(), 0, &out)?;
+    note_replacing(&out);
     eprintln!(
         "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
         grouped(Universe::full_layout(args.checkers).positions() as u64),
@@ -357,24 +360,37 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
 /// `probe --batch`: a line per position on stdin, its values on stdout.
 fn run_batch(book: &BearoffBook) -> Result<(), CliError> {
     answer_lines("x1 .. x6 o1 .. o6", |line| {
-        let counts: Vec<&str> = line
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|f| !f.is_empty())
-            .collect();
-        if counts.len() != 2 * POINTS {
-            return Err(LineError::Bad(format!(
-                "expected {} counts, found {}",
-                2 * POINTS,
-                counts.len()
-            )));
-        }
-        let side = |counts: &[&str], who: &str| {
-            counts
-                .join(" ")
-                .parse::<Side>()
+        let side = |text: &str, who: &str| {
+            text.parse::<Side>()
                 .map_err(|e| LineError::Bad(format!("{who}: {e}")))
         };
-        let (x, o) = (side(&counts[..POINTS], "X")?, side(&counts[POINTS..], "O")?);
+        let (x, o) = match line.split('|').collect::<Vec<_>>()[..] {
+            // X's six counts, then O's, or the two split by a '|'.
+            [x, o] => (side(x, "X")?, side(o, "O")?),
+            [line] => {
+                let counts: Vec<&str> = line
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .filter(|f| !f.is_empty())
+                    .collect();
+                if counts.len() != 2 * POINTS {
+                    return Err(LineError::Bad(format!(
+                        "expected {} counts, found {}",
+                        2 * POINTS,
+                        counts.len()
+                    )));
+                }
+                (
+                    side(&counts[..POINTS].join(" "), "X")?,
+                    side(&counts[POINTS..].join(" "), "O")?,
+                )
+            }
+            ref sides => {
+                return Err(LineError::Bad(format!(
+                    "at most one '|', between X's counts and O's; found {}",
+                    sides.len() - 1
+                )))
+            }
+        };
         if x.is_empty() && o.is_empty() {
             return Err(LineError::Bad(both_empty("X and O")));
         }
@@ -445,7 +461,12 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     println!("O           {}", describe(o));
     println!("            (checkers on points 1 to 6, point 1 next to bearing off)");
     println!("P(X wins)   {:.6}   (cubeless, best play)", entry.win);
-    if let Some(cube) = entry.cube {
+    let over = x.is_empty() || o.is_empty();
+    if over {
+        let winner = if x.is_empty() { "X" } else { "O" };
+        println!("the game is over: {winner} has borne off every checker");
+    }
+    if let Some(cube) = entry.cube.filter(|_| !over) {
         println!("cubeful money equities for X, cube at 1, no gammons, if X does not double now:");
         println!("  X owns the cube     {:+.6}", cube.owned);
         println!("  cube centred        {:+.6}", cube.centred);
@@ -474,19 +495,24 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     };
     let ranked = match ranked_plays(lookup, x, o, roll) {
         Err(ProbeError::GameOver { .. }) => {
-            println!("roll {roll}: the game is over");
+            println!("roll {roll}: no play, the game is over");
             return Ok(());
         }
         ranked => ranked.map_err(probe_error)?,
     };
-    println!();
-    println!(
-        "roll {roll}: {}, best first",
-        counted(ranked.len() as u64, "distinct play")
-    );
     // Cube columns where the lookup has cube values (a play that ends the
     // game has them even without).
     let cube = entry.cube.is_some() && ranked.iter().all(|r| r.cube.is_some());
+    println!();
+    println!(
+        "roll {roll}: {}, best first {}",
+        counted(ranked.len() as u64, "distinct play"),
+        if cube {
+            "by X's equity with the cube centred (the cubeless best can differ)"
+        } else {
+            "by P(win)"
+        }
+    );
     if cube {
         println!(
             "{:>4}  {:<24} {:<15} {:>9} {:>10} {:>10} {:>10}",

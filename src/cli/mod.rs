@@ -160,8 +160,30 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
         message.push_str(detail);
     }
     let message = message.strip_prefix("error: ").unwrap_or(&message);
-    eprintln!("endbook: {message} (see --help)");
+    eprintln!("endbook: {message}{} (see --help)", side_hint(&error, args));
     ExitCode::from(2)
+}
+
+/// Where a bear-off side's counts were given as separate arguments (`--x 0
+/// 0 2 2 1 1`: clap takes the first and finds the rest unexpected), how to
+/// give them.
+fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let number = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.parse::<u32>().is_ok(),
+        _ => false,
+    };
+    let sides = args.iter().any(|arg| {
+        ["--x", "--o"]
+            .iter()
+            .any(|flag| arg == flag || arg.starts_with(&format!("{flag}=")))
+    });
+    match error.kind() {
+        ErrorKind::UnknownArgument if number && sides => {
+            "; a side's six counts go in quotes, as one value: --x \"0 0 2 2 1 1\""
+        }
+        _ => "",
+    }
 }
 
 /// What to say of an argument starting with '-' that clap took for an
@@ -311,6 +333,17 @@ impl Resources {
             (system, limit) => system.or(limit),
         }
     }
+
+    /// What [`Resources::available_memory`] is, for the dry runs: `8.0 GB
+    /// available`, or under a `--memory-limit` both it and what the system
+    /// reports.
+    pub fn memory_label(&self) -> String {
+        let system = available_memory().map_or("unknown".into(), human_bytes);
+        match self.memory_limit {
+            None => format!("{system} available"),
+            Some(limit) => format!("--memory-limit {}, {system} available", human_bytes(limit)),
+        }
+    }
 }
 
 /// A size such as `8G`, `1.5Gi`, `500M` or `123456` (bytes), as
@@ -419,6 +452,19 @@ fn cores() -> usize {
 /// `path`, or the file a symbolic link there points to, so that the link
 /// stays and its target gets the output. (Whether its folder may be
 /// written, [`check_folder_writable`] finds, for a run that will write.)
+/// Says on stderr, as a generation starts, that it will replace the book
+/// (or other file) already at `out`: a generation's output is written
+/// under another name and renamed over it only once complete.
+fn note_replacing(out: &Path) {
+    if let Ok(meta) = std::fs::metadata(out) {
+        eprintln!(
+            "note: {} ({}) exists: it is replaced once this run is complete",
+            out.display(),
+            human_bytes(meta.len())
+        );
+    }
+}
+
 fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {

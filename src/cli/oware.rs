@@ -6,9 +6,9 @@ use super::checkpoint::{
 use super::progress::{LevelProgress, Progress, WorkProgress};
 use super::{
     answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, print_book_size, print_time_estimate, print_verdict, print_written,
-    same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
-    Resources,
+    grouped, human_bytes, note_replacing, print_book_size, print_time_estimate, print_verdict,
+    print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
+    LineError, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -59,12 +59,15 @@ pub struct GenerateArgs {
     /// Largest number of seeds on the board.
     #[arg(long, default_value_t = 12, value_name = "N")]
     max_seeds: u32,
-    /// Book file to write [default: oware-N.book].
+    /// Book file to write [default: oware-N.book; oware-N-tT.book with a
+    /// turn limit other than 200]. An existing file is replaced once the run
+    /// is complete (a note on stderr says so at the start).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Largest number of turns left (plies) to solve.
-    #[arg(long, default_value_t = DEFAULT_TURN_LIMIT, value_name = "T")]
-    turn_limit: u32,
+    /// Largest number of turns left (plies) to solve [default: 200; with
+    /// --extend, the book's].
+    #[arg(long, value_name = "T")]
+    turn_limit: Option<u32>,
     #[command(flatten)]
     resources: Resources,
     #[command(flatten)]
@@ -422,15 +425,27 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             args.max_seeds
         )));
     }
-    if !(1..=MAX_TURN_LIMIT).contains(&args.turn_limit) {
+    // An extended book's turn limit, unless one is given (a book that
+    // cannot be read is reported by the checks below).
+    let turn_limit = match (args.turn_limit, &args.extend) {
+        (Some(turn_limit), _) => turn_limit,
+        (None, Some(old)) => {
+            OwareBook::open_for_lookups(old).map_or(DEFAULT_TURN_LIMIT, |book| book.turn_limit())
+        }
+        (None, None) => DEFAULT_TURN_LIMIT,
+    };
+    if !(1..=MAX_TURN_LIMIT).contains(&turn_limit) {
         return Err(CliError::Input(format!(
-            "--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {}",
-            args.turn_limit
+            "--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {turn_limit}"
         )));
     }
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("oware-{}.book", args.max_seeds)));
+    let out = args.out.unwrap_or_else(|| {
+        PathBuf::from(if turn_limit == DEFAULT_TURN_LIMIT {
+            format!("oware-{}.book", args.max_seeds)
+        } else {
+            format!("oware-{}-t{turn_limit}.book", args.max_seeds)
+        })
+    });
     let out = writable_output(&out)?;
     let threads = configure_threads(args.resources.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
@@ -449,8 +464,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "--movegen picks the move generator of a child cache: run sweeps (the default) build none; add --sweep dense, frontier or hybrid".into(),
         ));
     }
-    let expected = Estimate::new(args.max_seeds, states, sweep.mode(), args.turn_limit);
-    let estimate = expected.memory;
     let available = args.resources.available_memory();
     // The book is written level by level under the checkpoint's name, a
     // complete book of the levels so far after each one, and renamed to
@@ -477,9 +490,35 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         true => std::fs::metadata(&checkpoint).map_or(0, |m| m.len()),
         false => 0,
     };
+    // The levels taken over from --extend's book or the checkpoint resumed
+    // (those up to its seed count), and that book's bytes: read whole, it
+    // stays mapped through the run, and its levels' change lists are
+    // rebuilt from it (packed, about 1.5 times its bytes). Peaks measured
+    // over a fresh run's estimate, extending a 23.9 MB 12-seed book to 13
+    // and 14 seeds: 2.4 and 2.1 times its bytes more (153.4 and 218.9 MB
+    // against 95.1 and 169.1), an 11-seed book of 10.5 MB to 12: 2.1
+    // times (79.5 against 57.6 MB). Unreadable, it is reported below.
+    let taken_over = match (&args.extend, existing) {
+        (Some(old), _) => OwareBook::open_for_lookups(old)
+            .ok()
+            .map(|book| (book.max_seeds(), book.file_len())),
+        (None, CheckpointState::Levels) if args.resume => BookWriter::committed(&checkpoint)
+            .ok()
+            .map(|(_, seeds)| (seeds, kept_bytes)),
+        _ => None,
+    }
+    .filter(|&(seeds, _)| seeds < args.max_seeds);
+    let mut expected = Estimate::new(args.max_seeds, states, sweep.mode(), turn_limit);
+    if let Some((seeds, bytes)) = taken_over {
+        let below = BoardIndex::new(seeds).states() as u64;
+        let below = Estimate::new(seeds, below, sweep.mode(), turn_limit);
+        expected.memory += bytes * 5 / 2;
+        expected.seconds_2_threads -= below.seconds_2_threads.min(expected.seconds_2_threads);
+    }
+    let estimate = expected.memory;
     let options = GenerateOptions {
         max_seeds: args.max_seeds,
-        turn_limit: args.turn_limit,
+        turn_limit,
         kernel: args
             .kernel
             .forced()?
@@ -492,14 +531,17 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
     if args.dry_run {
         println!(
-            "boards        {} (0..={} seeds)",
+            "boards        {} (0..={} seeds{})",
             grouped(states),
-            args.max_seeds
+            args.max_seeds,
+            taken_over.map_or(String::new(), |(seeds, _)| format!(
+                "; levels 0..={seeds} taken over"
+            ))
         );
         println!(
-            "memory        about {} ({} available)",
+            "memory        about {} ({})",
             human_bytes(estimate),
-            available.map_or("unknown".into(), human_bytes)
+            args.resources.memory_label()
         );
         print_book_size(expected.book, kept_bytes, "about ", &out);
         print_time_estimate(
@@ -542,7 +584,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
         println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
-        if encoding_stores_layers(args.turn_limit) {
+        if encoding_stores_layers(turn_limit) {
             println!(" beyond 255 turns the book stores every layer, built in memory and");
             println!(" written at an assumed 200 MB/s; nothing was generated)");
         } else {
@@ -561,6 +603,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         work,
     )?;
     args.disk.check(expected.book, kept_bytes, &out)?;
+    note_replacing(&out);
     // Held to the end: no other run writes this checkpoint meanwhile (one
     // made below is locked as it is made).
     let mut locks = Vec::new();
@@ -619,7 +662,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, about {} of memory",
         grouped(states),
         args.max_seeds,
-        args.turn_limit,
+        turn_limit,
         threads,
         human_bytes(estimate)
     );
@@ -920,10 +963,7 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
         .analyse(&board, turns)
         .map_err(|e| CliError::Input(e.to_string()))?;
     let houses = board.houses();
-    println!(
-        "board       {}   (player to move: houses 0-5)",
-        format_sides(&board)
-    );
+    println!("board       {board:#}   (player to move: houses 0-5)");
     println!("turns left  {turns}");
     println!("value       {:+}", analysis.value);
     if analysis.moves.is_empty() {
@@ -975,7 +1015,7 @@ fn print_line(line: &Line) {
             ply + 1,
             step.turns_left,
             mover(ply),
-            format_sides(&step.board),
+            format!("{:#}", step.board),
             step.house,
             step.capture,
             step.net
@@ -989,9 +1029,8 @@ fn print_line(line: &Line) {
                 .map_or(0, |p| p.board.seeds() - u32::from(p.capture))
         ),
         LineEnd::NoMove { board, seeds } => println!(
-            "end: {} ({}) has no legal move and scores the {} on their side",
+            "end: {} ({board:#}) has no legal move and scores the {} on their side",
             mover(line.plies.len()),
-            format_sides(&board),
             counted(u64::from(seeds), "seed")
         ),
     }
@@ -1006,18 +1045,6 @@ fn mover(ply: usize) -> char {
     } else {
         'B'
     }
-}
-
-/// A board as `h0 ... h5 | h6 ... h11`.
-fn format_sides(board: &Board) -> String {
-    let side = |range: std::ops::Range<usize>| {
-        board.houses()[range]
-            .iter()
-            .map(|h| h.to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    format!("{} | {}", side(0..6), side(6..12))
 }
 
 fn run_batch(book: &OwareBook) -> Result<(), CliError> {
@@ -1214,6 +1241,22 @@ fn run_stats(args: StatsArgs) -> Result<(), CliError> {
 }
 
 fn run_export(args: ExportArgs) -> Result<(), CliError> {
+    // The output first: a large book takes seconds to check.
+    let to_stdout = args.out.as_os_str() == "-";
+    let out = match to_stdout {
+        true => None,
+        // A pipe or a device (through links too) is refused as an output
+        // file: point to `-`.
+        false => match std::fs::metadata(&args.out) {
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+                return Err(CliError::Input(format!(
+                    "{} is not a regular file (a pipe or a device?): --out - writes the export to standard output, which may be one",
+                    args.out.display()
+                )))
+            }
+            _ => Some(writable_output(&args.out)?),
+        },
+    };
     let book = open_book(&args.book)?;
     let last_change = book
         .levels()
@@ -1229,10 +1272,9 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
         )));
     }
     let ExportFormat::Flat = args.format;
-    if args.out.as_os_str() == "-" {
+    let Some(out) = out else {
         return export_to_stdout(&book, layers);
-    }
-    let out = writable_output(&args.out)?;
+    };
     check_folder_writable(&out)?;
     if same_file(&out, &args.book) {
         return Err(CliError::Input(format!(
