@@ -56,7 +56,7 @@ enum Game {
 }
 
 /// A failed command: what to print and how to exit.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum CliError {
     /// Bad input from the user: exit code 2.
     Input(String),

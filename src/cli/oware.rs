@@ -425,14 +425,19 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             args.max_seeds
         )));
     }
-    // An extended book's turn limit, unless one is given (a book that
-    // cannot be read is reported by the checks below).
-    let turn_limit = match (args.turn_limit, &args.extend) {
+    // The book --extend builds on, its header and checksums checked (its
+    // records are, as the run opens it whole). Its turn limit is the run's
+    // unless one is given.
+    let extended = args.extend.as_ref().map(|old| {
+        OwareBook::open_for_lookups(old)
+            .map_err(unreadable_book)
+            .map(|book| (book.turn_limit(), book.max_seeds(), book.file_len()))
+    });
+    let turn_limit = match (args.turn_limit, &extended) {
         (Some(turn_limit), _) => turn_limit,
-        (None, Some(old)) => {
-            OwareBook::open_for_lookups(old).map_or(DEFAULT_TURN_LIMIT, |book| book.turn_limit())
-        }
-        (None, None) => DEFAULT_TURN_LIMIT,
+        (None, Some(Ok((turn_limit, _, _)))) => *turn_limit,
+        // (A book that cannot be read is reported by the checks below.)
+        _ => DEFAULT_TURN_LIMIT,
     };
     if !(1..=MAX_TURN_LIMIT).contains(&turn_limit) {
         return Err(CliError::Input(format!(
@@ -498,10 +503,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // and 14 seeds: 2.4 and 2.1 times its bytes more (153.4 and 218.9 MB
     // against 95.1 and 169.1), an 11-seed book of 10.5 MB to 12: 2.1
     // times (79.5 against 57.6 MB). Unreadable, it is reported below.
-    let taken_over = match (&args.extend, existing) {
-        (Some(old), _) => OwareBook::open_for_lookups(old)
+    let taken_over = match (&extended, existing) {
+        (Some(extended), _) => extended
+            .as_ref()
             .ok()
-            .map(|book| (book.max_seeds(), book.file_len())),
+            .map(|&(_, seeds, bytes)| (seeds, bytes)),
         (None, CheckpointState::Levels) if args.resume => BookWriter::committed(&checkpoint)
             .ok()
             .map(|(_, seeds)| (seeds, kept_bytes)),
@@ -551,14 +557,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         // The run's own checks, in its order (of the checkpoint a --resume
         // takes up, its header: its levels are checked as the run opens it).
-        let base = || match (&args.extend, existing) {
-            (Some(old), _) => OwareBook::open_for_lookups(old)
-                .map_err(unreadable_book)
-                .and_then(|book| {
-                    check_base(book.turn_limit(), book.max_seeds(), old, &options, true)
-                })
-                .err(),
-            (None, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
+        let base = || match (&args.extend, &extended, existing) {
+            (Some(old), Some(extended), _) => match extended {
+                Ok((turn_limit, max_seeds, _)) => {
+                    check_base(*turn_limit, *max_seeds, old, &options, true).err()
+                }
+                Err(why) => Some(why.clone()),
+            },
+            (_, _, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
                 Ok((turn_limit, max_seeds)) => {
                     check_base(turn_limit, max_seeds, &checkpoint, &options, false).err()
                 }
