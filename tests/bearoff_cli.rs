@@ -303,9 +303,29 @@ fn bad_input_exits_with_code_2() {
         bad_input(args, "unexpected argument '0' found");
         bad_input(args, hint);
     }
-    let unknown = ["bearoff", "eval", "--x", "0 0 0 0 0 1", "--y", "1"];
-    bad_input(&unknown, "unexpected argument '--y' found");
-    assert!(!text(&endbook(&unknown).stderr).contains(hint));
+    // Nor an unknown flag, nor a third die.
+    let third_die = [
+        "bearoff",
+        "eval",
+        "--x",
+        "0 0 0 0 0 1",
+        "--o",
+        "0 0 0 0 0 1",
+        "--roll",
+        "1",
+        "6",
+        "3",
+    ];
+    for (args, unexpected) in [
+        (
+            &["bearoff", "eval", "--x", "0 0 0 0 0 1", "--y", "1"][..],
+            "--y",
+        ),
+        (&third_die, "3"),
+    ] {
+        bad_input(args, &format!("unexpected argument '{unexpected}' found"));
+        assert!(!text(&endbook(args).stderr).contains(hint), "{args:?}");
+    }
     run(
         probe("0 0 0 0 0 0", "0 0 0 0 0 0"),
         "no position has both sides empty",

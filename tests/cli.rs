@@ -1001,7 +1001,11 @@ fn default_names_carry_the_turn_limit_and_extensions_take_their_books() {
         "{}",
         text(&out.stderr)
     );
-    let out = run(&[&generate[..], &["6", "--extend", "oware-4-t60.book"]].concat());
+    // (With --threads: the book is opened before the pool is set up.)
+    let extend = ["6", "--extend", "oware-4-t60.book"];
+    let out = run(&[&generate[..], &extend, &["--threads", "1"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&[&generate[..], &extend, &["--dry-run", "--threads", "2"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = run(&[
         &generate[..],
@@ -1021,10 +1025,32 @@ fn default_names_carry_the_turn_limit_and_extensions_take_their_books() {
         "{stderr}"
     );
     assert!(read("oware-6-t60.book") == read("fresh.book"));
+    // No note where the run stops before it starts (a book to extend that
+    // is none).
+    std::fs::write(dir.path().join("bad.book"), "not a book").unwrap();
+    let bad = ["6", "--extend", "bad.book", "--out", "fresh.book"];
+    assert_input_error(&run(&[&generate[..], &bad].concat()), "bad.book");
+    assert!(read("oware-6-t60.book") == read("fresh.book"));
     // The default turn limit keeps the plain name.
     let out = run(&[&generate[..], &["3"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(dir.path().join("oware-3.book").exists());
+    // An earlier build's checkpoint of this turn limit, under the plain
+    // name: --resume points to it rather than start afresh.
+    std::fs::copy(
+        dir.path().join("oware-4-t60.book"),
+        dir.path().join("oware-4.book.checkpoint"),
+    )
+    .unwrap();
+    let resume = ["4", "--turn-limit", "60", "--resume"];
+    let out = run(&[&generate[..], &resume].concat());
+    assert_input_error(&out, "add --out oware-4.book to resume it");
+    let out = run(&[&generate[..], &resume, &["--out", "oware-4.book"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(read("oware-4.book") == read("oware-4-t60.book"));
+    // Not one of another turn limit.
+    let out = run(&[&generate[..], &["4", "--turn-limit", "70", "--resume"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 #[test]

@@ -277,7 +277,7 @@ where
 pub struct Streaming {
     codec: Codec,
     boards: usize,
-    /// Boards per chunk ([`ENCODE_CHUNK`]; smaller in tests).
+    /// Boards per chunk ([`ENCODE_CHUNK`], fewer for small levels or in tests).
     chunk: usize,
     /// Chunks encoded so far.
     chunks_done: usize,
@@ -289,9 +289,10 @@ pub struct Streaming {
 
 impl Streaming {
     /// Before the first wave of a level of `boards` boards, in chunks of
-    /// 262,144 boards, or fewer where that would leave one of the current
-    /// pool's threads idle (at least 4,096): a level of up to 262,144
-    /// boards (all of them at 9 seeds) was one chunk, encoded by one thread.
+    /// 262,144 boards, or fewer (at least 4,096) so that each of the current
+    /// pool's threads gets at least four (a wave's share): a level of up to
+    /// 262,144 boards (all of them at 9 seeds) was one chunk, encoded by
+    /// one thread.
     pub fn new(codec: Codec, boards: usize) -> Streaming {
         let threads = rayon::current_num_threads();
         let even = boards

@@ -169,17 +169,27 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
 /// give them.
 fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let number = match error.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(arg)) => arg.parse::<u32>().is_ok(),
-        _ => false,
-    };
-    let sides = args.iter().any(|arg| {
+    // The unexpected number follows a side's option and its value, with
+    // only numbers between (not the dice of --roll, say).
+    let side = |arg: &String| {
         ["--x", "--o"]
             .iter()
             .any(|flag| arg == flag || arg.starts_with(&format!("{flag}=")))
+    };
+    let invalid = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.as_str(),
+        _ => "",
+    };
+    let number = invalid.parse::<u32>().is_ok();
+    let after_side = (0..args.len()).filter(|&i| args[i] == invalid).any(|i| {
+        args[..i]
+            .iter()
+            .rev()
+            .find(|arg| arg.parse::<u32>().is_err())
+            .is_some_and(side)
     });
     match error.kind() {
-        ErrorKind::UnknownArgument if number && sides => {
+        ErrorKind::UnknownArgument if number && after_side => {
             "; a side's six counts go in quotes, as one value: --x \"0 0 2 2 1 1\""
         }
         _ => "",
@@ -434,7 +444,12 @@ fn configure_threads(threads: Option<usize>) -> Result<usize, CliError> {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build_global()
-            .map_err(|e| CliError::Failure(format!("cannot start {threads} threads: {e}")))?;
+            .map_err(|e| {
+                CliError::Failure(format!(
+                    "cannot start {}: {e}",
+                    counted(threads as u64, "thread")
+                ))
+            })?;
     }
     Ok(rayon::current_num_threads())
 }
@@ -444,14 +459,6 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Checks, before any work (a dry run included), that `path` names a file
-/// in a folder that exists: not a folder, not a name ending in a separator,
-/// not empty, not `-`, and not something other than a regular file (a
-/// named pipe, a device: the output is written under a temporary name and
-/// renamed into place, which would replace it). Returns the path to write:
-/// `path`, or the file a symbolic link there points to, so that the link
-/// stays and its target gets the output. (Whether its folder may be
-/// written, [`check_folder_writable`] finds, for a run that will write.)
 /// Says on stderr, as a generation starts, that it will replace the book
 /// (or other file) already at `out`: a generation's output is written
 /// under another name and renamed over it only once complete.
@@ -465,6 +472,14 @@ fn note_replacing(out: &Path) {
     }
 }
 
+/// Checks, before any work (a dry run included), that `path` names a file
+/// in a folder that exists: not a folder, not a name ending in a separator,
+/// not empty, not `-`, and not something other than a regular file (a
+/// named pipe, a device: the output is written under a temporary name and
+/// renamed into place, which would replace it). Returns the path to write:
+/// `path`, or the file a symbolic link there points to, so that the link
+/// stays and its target gets the output. (Whether its folder may be
+/// written, [`check_folder_writable`] finds, for a run that will write.)
 fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {

@@ -425,6 +425,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             args.max_seeds
         )));
     }
+    // Before anything runs on the global pool (checksums do).
+    let threads = configure_threads(args.resources.threads)?;
     // The book --extend builds on, its header and checksums checked (its
     // records are, as the run opens it whole). Its turn limit is the run's
     // unless one is given.
@@ -444,6 +446,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             "--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {turn_limit}"
         )));
     }
+    let named = args.out.is_some();
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from(if turn_limit == DEFAULT_TURN_LIMIT {
             format!("oware-{}.book", args.max_seeds)
@@ -452,7 +455,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         })
     });
     let out = writable_output(&out)?;
-    let threads = configure_threads(args.resources.threads)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
     let sweep = match (args.sweep, args.all_levels_at_once) {
         (Some(SweepArg::Runs), true) => {
@@ -476,6 +478,19 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // never written over: why this run would stop, if it would.
     let checkpoint = checkpoint_path(&out);
     let existing = checkpoint_state(&checkpoint)?;
+    // Default names carry a turn limit other than 200 since a later build:
+    // an earlier one's checkpoint of this turn limit is under the plain name.
+    let plain = checkpoint_path(Path::new(&format!("oware-{}.book", args.max_seeds)));
+    let earlier = || BookWriter::committed(&plain).is_ok_and(|(limit, _)| limit == turn_limit);
+    if args.resume && !named && existing == CheckpointState::Missing && earlier() {
+        let plain = plain.display();
+        return Err(CliError::Input(format!(
+            "no checkpoint at {}, but {plain} is there (from a build whose default name left out \
+             the turn limit): add --out {} to resume it",
+            checkpoint.display(),
+            plain.to_string().trim_end_matches(".checkpoint")
+        )));
+    }
     let kept_checkpoint = match existing {
         CheckpointState::Levels if !args.resume => Some(CliError::Input(format!(
             "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
@@ -508,9 +523,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             .as_ref()
             .ok()
             .map(|&(_, seeds, bytes)| (seeds, bytes)),
+        // (One not laid out for appending, an earlier build's, is copied
+        // from: its levels are taken over all the same.)
         (None, CheckpointState::Levels) if args.resume => BookWriter::committed(&checkpoint)
+            .map(|(_, seeds)| seeds)
+            .or_else(|_| OwareBook::open_for_lookups(&checkpoint).map(|book| book.max_seeds()))
             .ok()
-            .map(|(_, seeds)| (seeds, kept_bytes)),
+            .map(|seeds| (seeds, kept_bytes)),
         _ => None,
     }
     .filter(|&(seeds, _)| seeds < args.max_seeds);
@@ -609,7 +628,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         work,
     )?;
     args.disk.check(expected.book, kept_bytes, &out)?;
-    note_replacing(&out);
     // Held to the end: no other run writes this checkpoint meanwhile (one
     // made below is locked as it is made).
     let mut locks = Vec::new();
@@ -657,6 +675,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         .as_deref()
         .map(|path| base_book(path, &options, args.extend.is_some()))
         .transpose()?;
+    // (Once nothing stops the run before it starts.)
+    note_replacing(&out);
     // No checkpoint yet: one is made now, empty and locked, before any
     // file is written (a run stopped from here on leaves it empty, which
     // the next run writes over).
