@@ -86,21 +86,21 @@ fn probe_prints_values_and_cube_action() {
 
 #[test]
 fn probe_with_a_roll_ranks_every_play() {
-    let out = endbook(&[
-        "bearoff",
-        "probe",
-        "--book",
-        book_arg(),
-        "--x",
-        "0 1 0 0 0 1",
-        "--o",
-        "0 0 0 0 0 2",
-        "--roll",
-        "1",
-        "6",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    let probe = |book: &str| {
+        let position = [
+            "--x",
+            "0 1 0 0 0 1",
+            "--o",
+            "0 0 0 0 0 2",
+            "--roll",
+            "1",
+            "6",
+        ];
+        let out = endbook(&[&["bearoff", "probe", "--book", book][..], &position].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let stdout = probe(book_arg());
     assert!(
         stdout
             .contains("roll 6-1: 2 distinct plays, best first by X's equity with the cube centred"),
@@ -109,20 +109,7 @@ fn probe_with_a_roll_ranks_every_play() {
     assert!(stdout.contains("6/off 2/1"), "{stdout}");
     assert!(stdout.contains("6/5 5/off"), "{stdout}");
     // A cubeless book ranks by P(win).
-    let out = endbook(&[
-        "bearoff",
-        "probe",
-        "--book",
-        cubeless_book(),
-        "--x",
-        "0 1 0 0 0 1",
-        "--o",
-        "0 0 0 0 0 2",
-        "--roll",
-        "1",
-        "6",
-    ]);
-    let stdout = text(&out.stdout);
+    let stdout = probe(cubeless_book());
     assert!(
         stdout.contains("roll 6-1: 2 distinct plays, best first by P(win)\n"),
         "{stdout}"
