@@ -151,19 +151,36 @@ fn corrupt_truncated_and_foreign_files_are_rejected() {
     let slots = Universe::full_layout(1).slots() as u64;
     assert_eq!(slots, 7 * 8);
     let section = vec![0u8; (2 * slots * slots) as usize];
-    let cases: [(&str, Vec<u64>, usize); 5] = [
-        ("parameters", vec![1, 0, slots, 1], section.len()),
-        ("checkers", vec![16, 0, slots, 1, 1], section.len()),
-        ("encoding", vec![1, 0, slots, 7, 1], section.len()),
-        ("values", vec![1, 1, slots, 1, 1], section.len()),
-        ("section length", vec![1, 0, slots, 1, 1], section.len() - 2),
+    let fits = vec![1, 0, slots, 1, 1];
+    let cases: [(&str, Vec<u64>, usize, [u64; 2]); 7] = [
+        ("parameters", vec![1, 0, slots, 1], section.len(), [0, 0]),
+        ("checkers", vec![16, 0, slots, 1, 1], section.len(), [0, 0]),
+        ("encoding", vec![1, 0, slots, 7, 1], section.len(), [0, 0]),
+        ("values", vec![1, 1, slots, 1, 1], section.len(), [0, 0]),
+        ("section length", fits.clone(), section.len() - 2, [0, 0]),
+        ("section field 0", fits.clone(), section.len(), [1, 0]),
+        (
+            "section field 1",
+            fits.clone(),
+            section.len(),
+            [0, u64::MAX],
+        ),
     ];
-    for (what, params, len) in cases {
+    let fitting = book::to_bytes(
+        GAME_TAG,
+        &fits,
+        &[SectionData {
+            meta: [0, 0],
+            bytes: &section,
+        }],
+    );
+    assert!(BearoffBook::from_bytes(fitting).is_ok(), "the control");
+    for (what, params, len, meta) in cases {
         let bytes = book::to_bytes(
             GAME_TAG,
             &params,
             &[SectionData {
-                meta: [0, 0],
+                meta,
                 bytes: &section[..len],
             }],
         );

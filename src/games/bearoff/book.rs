@@ -283,6 +283,10 @@ impl BearoffBook {
                 "a {checkers}-checker book holds one section of {expected_len} bytes"
             )));
         }
+        // The writer's: nothing else is defined.
+        if container.sections()[0].meta != [0, 0] {
+            return Err(container.corrupt("its section's two game fields are not zero".into()));
+        }
         Ok(BearoffBook {
             container,
             checkers: checkers as usize,
