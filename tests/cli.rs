@@ -414,6 +414,15 @@ fn argument_errors_are_one_line() {
         negative,
     );
     assert_input_error(&probe("5", "-1 1 0 0 0 0 0 0 0 0 0 0"), negative);
+    // Past a 32-bit count: too large (not "not in 0..=4294967295").
+    assert_input_error(
+        &probe("4294967296", "1 1 0 0 0 0 0 0 0 0 0 0"),
+        "'4294967296' is too large for --turns <T>",
+    );
+    assert_input_error(
+        &endbook(&["oware", "generate", "--max-seeds", "99999999999"]),
+        "'99999999999' is too large for --max-seeds <N>",
+    );
     // Quoted whole, given as a separate value or after '='.
     for args in [
         ["--memory-limit", "-5.5Gi"],

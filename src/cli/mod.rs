@@ -217,6 +217,19 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
             && (text[1..].chars()).all(|c| c.is_ascii_digit() || " ,.-KMGTkmgtiBb".contains(c))
     };
     match (error.kind(), error.get(ContextKind::InvalidValue)) {
+        // Past a 32-bit count (clap: "is not in 0..=4294967295", where 0
+        // may not be allowed either).
+        (ErrorKind::ValueValidation, Some(ContextValue::String(value)))
+            if !value.is_empty()
+                && value.bytes().all(|b| b.is_ascii_digit())
+                && value.parse::<u32>().is_err() =>
+        {
+            let option = match error.get(ContextKind::InvalidArg) {
+                Some(ContextValue::String(option)) => option.as_str(),
+                _ => "this option",
+            };
+            return Some(format!("'{}' is too large for {option}", excerpt(value)));
+        }
         (ErrorKind::ValueValidation, Some(ContextValue::String(value))) => {
             return negative_number(value).then(|| negative(value));
         }
