@@ -423,6 +423,18 @@ fn argument_errors_are_one_line() {
         &endbook(&["oware", "generate", "--max-seeds", "99999999999"]),
         "'99999999999' is too large for --max-seeds <N>",
     );
+    // An argument that is a bare newline is quoted as such, not taken for
+    // every line break of clap's text (which then ran into the message).
+    let out = endbook(&["oware", "stats", "--book", "\n", "stray"]);
+    assert_input_error(&out, "unexpected argument 'stray' found (see --help)");
+    assert!(
+        !text(&out.stderr).contains("Usage"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A path with control characters in it is quoted on one line, escaped.
+    let out = endbook(&["oware", "info", "--book", "o6.book\n\x1b[2J"]);
+    assert_input_error(&out, "endbook: o6.book\\n\\u{1b}[2J: No such file");
     // Quoted whole, given as a separate value or after '='.
     for args in [
         ["--memory-limit", "-5.5Gi"],
@@ -673,6 +685,46 @@ fn whole_book_readers_note_the_record_check_from_500_mb() {
         }
     }
     assert!(!out_path.exists(), "no export written");
+}
+
+/// An output name too long for the names written beside it (`.partial`,
+/// `.checkpoint.partial`) is refused before any work, not after it.
+#[test]
+fn output_names_leave_room_for_the_files_beside_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = |len: usize| dir.path().join("n".repeat(len));
+    let path = name(237);
+    let out = path.to_str().unwrap();
+    let refusal = "a file name of 237 bytes leaves no room for the names written beside it";
+    for args in [
+        &["oware", "generate", "--max-seeds", "3", "--out", out][..],
+        &[
+            "oware",
+            "generate",
+            "--max-seeds",
+            "3",
+            "--out",
+            out,
+            "--dry-run",
+        ],
+        &["oware", "export", "--book", book_arg(), "--out", out],
+        &["bearoff", "generate", "--checkers", "1", "--out", out],
+    ] {
+        assert_input_error(&endbook(args), refusal);
+    }
+    assert!(!path.exists());
+    // One byte shorter: written.
+    let path = name(236);
+    let out = endbook(&[
+        "bearoff",
+        "generate",
+        "--checkers",
+        "1",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(path.exists());
 }
 
 #[test]

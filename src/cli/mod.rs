@@ -94,7 +94,15 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("endbook: {error}");
+            // One line whatever it quotes (a path with a newline or an
+            // escape sequence in it, say).
+            let line: String = (error.to_string().chars())
+                .flat_map(|c| match c.is_control() {
+                    true => c.escape_debug().collect::<Vec<char>>(),
+                    false => vec![c],
+                })
+                .collect();
+            eprintln!("endbook: {line}");
             match error {
                 CliError::Input(_) => ExitCode::from(2),
                 CliError::Failure(_) => ExitCode::from(1),
@@ -136,8 +144,10 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
         .filter(|token| excerpt(token) != *token)
         .collect();
     quoted.sort_by_key(|token| std::cmp::Reverse(token.len()));
+    // (As clap quotes them: an argument that is a bare newline must not
+    // stand for every line break of the text.)
     for token in quoted {
-        text = text.replace(token, &excerpt(token));
+        text = text.replace(&format!("'{token}'"), &format!("'{}'", excerpt(token)));
     }
     // Without the usage lines (a command's may run over several, the
     // later ones indented) and the pointer to --help.
@@ -485,6 +495,14 @@ fn note_replacing(out: &Path) {
     }
 }
 
+/// The most bytes a file name may have on the file systems the project
+/// runs on (ext4, xfs, btrfs, tmpfs).
+const NAME_MAX: usize = 255;
+
+/// The longest ending added to an output's name for a file beside it: an
+/// Oware generation's checkpoint, copied under a temporary name.
+const LONGEST_SUFFIX: &str = ".checkpoint.partial";
+
 /// Checks, before any work (a dry run included), that `path` names a file
 /// in a folder that exists: not a folder, not a name ending in a separator,
 /// not empty, not `-`, and not something other than a regular file (a
@@ -528,6 +546,18 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
             )));
         }
         _ => {}
+    }
+    // Room for the longest name written beside it (a generation's
+    // checkpoint, copied under a temporary name), within the 255 bytes most
+    // file systems allow a name: else the run would fail at its end.
+    let name = path.file_name().map_or(0, |name| name.len());
+    if name + LONGEST_SUFFIX.len() > NAME_MAX {
+        return Err(CliError::Input(format!(
+            "{}: a file name of {name} bytes leaves no room for the names written beside it \
+             (up to '{LONGEST_SUFFIX}' added, {NAME_MAX} bytes in all): at most {} bytes",
+            excerpt(&path.display().to_string()),
+            NAME_MAX - LONGEST_SUFFIX.len()
+        )));
     }
     match path
         .parent()
