@@ -197,7 +197,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             false => format!("bearoff-{}.book", args.checkers),
         })
     });
-    let out = writable_output(&out)?;
+    let out = writable_output(&out, None)?;
     let memory = options.table_bytes() + BESIDE_TABLE;
     let available = args.resources.available_memory();
     let what = if args.cube {

@@ -27,7 +27,7 @@ mod interrupt {
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::book::BookError;
-use endbook::games::{excerpt, game_of};
+use endbook::games::{escape_controls, excerpt, game_of};
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -96,13 +96,7 @@ pub fn main() -> ExitCode {
         Err(error) => {
             // One line whatever it quotes (a path with a newline or an
             // escape sequence in it, say).
-            let line: String = (error.to_string().chars())
-                .flat_map(|c| match c.is_control() {
-                    true => c.escape_debug().collect::<Vec<char>>(),
-                    false => vec![c],
-                })
-                .collect();
-            eprintln!("endbook: {line}");
+            eprintln!("endbook: {}", escape_controls(&error.to_string()));
             match error {
                 CliError::Input(_) => ExitCode::from(2),
                 CliError::Failure(_) => ExitCode::from(1),
@@ -511,7 +505,9 @@ const LONGEST_SUFFIX: &str = ".checkpoint.partial";
 /// `path`, or the file a symbolic link there points to, so that the link
 /// stays and its target gets the output. (Whether its folder may be
 /// written, [`check_folder_writable`] finds, for a run that will write.)
-fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
+/// `elsewhere`: what to say of a pipe or a device, where the command has
+/// another way to write to one (`export --out -`).
+fn writable_output(path: &Path, elsewhere: Option<&str>) -> Result<PathBuf, CliError> {
     let raw = path.as_os_str().to_string_lossy();
     if raw.is_empty() {
         return Err(CliError::Input(
@@ -532,7 +528,7 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
             return match std::fs::canonicalize(path) {
-                Ok(target) => writable_output(&target),
+                Ok(target) => writable_output(&target, elsewhere),
                 Err(_) => Err(CliError::Input(format!(
                     "{} is a symbolic link to nothing: name the file to write",
                     path.display()
@@ -541,8 +537,9 @@ fn writable_output(path: &Path) -> Result<PathBuf, CliError> {
         }
         Ok(meta) if !meta.is_file() => {
             return Err(CliError::Input(format!(
-                "{} is not a regular file (a pipe or a device?): --out names a file, written under a temporary name and renamed into place",
-                path.display()
+                "{} is not a regular file (a pipe or a device?): --out names a file, written under a temporary name and renamed into place{}",
+                path.display(),
+                elsewhere.map_or(String::new(), |hint| format!("; {hint}"))
             )));
         }
         _ => {}

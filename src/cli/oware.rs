@@ -454,7 +454,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             format!("oware-{}-t{turn_limit}.book", args.max_seeds)
         })
     });
-    let out = writable_output(&out)?;
+    let out = writable_output(&out, None)?;
     let states = BoardIndex::new(args.max_seeds).states() as u64;
     let sweep = match (args.sweep, args.all_levels_at_once) {
         (Some(SweepArg::Runs), true) => {
@@ -1271,17 +1271,10 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
     let to_stdout = args.out.as_os_str() == "-";
     let out = match to_stdout {
         true => None,
-        // A pipe or a device (through links too) is refused as an output
-        // file: point to `-`.
-        false => match std::fs::metadata(&args.out) {
-            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
-                return Err(CliError::Input(format!(
-                    "{} is not a regular file (a pipe or a device?): --out - writes the export to standard output, which may be one",
-                    args.out.display()
-                )))
-            }
-            _ => Some(writable_output(&args.out)?),
-        },
+        false => Some(writable_output(
+            &args.out,
+            Some("--out - writes the export to standard output, which may be one"),
+        )?),
     };
     let book = open_book(&args.book)?;
     let last_change = book

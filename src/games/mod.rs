@@ -39,25 +39,28 @@ pub const GAMES: &[GameTag] = &[
 pub fn excerpt(token: &str) -> String {
     const WHOLE: usize = 24;
     const START: usize = 20;
-    let escaped = |text: &str| -> String {
-        text.chars()
-            .flat_map(|c| match c.is_control() {
-                true => c.escape_debug().collect::<Vec<char>>(),
-                false => vec![c],
-            })
-            .collect()
-    };
     match token.char_indices().nth(WHOLE) {
-        None => escaped(token),
+        None => escape_controls(token),
         Some(_) => {
             let (cut, _) = token.char_indices().nth(START).expect("longer than START");
             format!(
                 "{}... ({} characters)",
-                escaped(&token[..cut]),
+                escape_controls(&token[..cut]),
                 token.chars().count()
             )
         }
     }
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): one line,
+/// nothing a terminal acts on.
+pub fn escape_controls(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c.is_control() {
+            true => c.escape_debug().collect::<Vec<char>>(),
+            false => vec![c],
+        })
+        .collect()
 }
 
 /// The game whose books carry `tag`, if any.
