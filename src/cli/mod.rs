@@ -200,10 +200,12 @@ fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
     }
 }
 
-/// What to say of an argument starting with '-' that clap took for an
-/// unknown flag, or refused as a value: after an option that takes a
-/// number, or among a board's counts, that it cannot be negative; after one
-/// that takes another kind of value, that such a value goes after '='.
+/// What to say of an argument clap refused where its own message puts it
+/// badly: a count past 32 bits, that it is too large (clap names the
+/// type's range, 0 included); an argument starting with '-' that clap took
+/// for an unknown flag, or refused as a value: after an option that takes
+/// a number, or among a board's counts, that it cannot be negative; after
+/// one that takes another kind of value, that such a value goes after '='.
 /// `None`: clap's own message says it (its quotes shortened by
 /// `usage_error`).
 fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
