@@ -284,7 +284,7 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
     let x: Side = "0 1 0 0 0 0".parse().unwrap();
     let o: Side = "0 0 0 2 2 3".parse().unwrap();
     let plan = Plan::new(&x, &o);
-    assert!(plan.second.is_some());
+    assert!(plan.sides().1.is_some());
     let evaluation = Evaluation::solve(plan, true, Kernel::scalar(), |_| {});
     let mut reference = Reference::default();
     let expected = reference.value(&checkers_of(&x), &checkers_of(&o));
@@ -295,14 +295,8 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
     // Every pair of the two universes, both ways round: X's sides against
     // O's (the first table) and O's against X's (the second, the opponent's
     // replies).
-    let universe = |u: &endbook::games::bearoff::Universe| -> Vec<Side> {
-        (0..u.slots()).filter_map(|slot| u.side(slot)).collect()
-    };
     let plan = Plan::new(&x, &o);
-    let (xs, os) = (
-        universe(&plan.first),
-        universe(plan.second.as_ref().unwrap()),
-    );
+    let (xs, os) = (plan.sides().0.to_vec(), plan.sides().1.unwrap().to_vec());
     assert!(
         xs.len() >= 2 && os.len() > 100 * xs.len(),
         "{} {}",

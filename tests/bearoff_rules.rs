@@ -5,6 +5,8 @@ use endbook::games::bearoff::{
     generate, plays, ranked_plays, results, CubeAction, GenerateOptions, Lookup, ParseSideError,
     ProbeError, Roll, Side, Universe, ROLLS,
 };
+use endbook::games::bearoff::{universe::reachable_sides, Plan};
+use std::collections::BTreeSet;
 
 fn side(text: &str) -> Side {
     text.parse().unwrap()
@@ -72,6 +74,70 @@ fn every_die_is_playable_while_a_checker_is_left() {
         }
     }
     assert_eq!(checked, 54_263, "every side but the empty one");
+}
+
+#[test]
+fn sides_order_as_their_counts_do() {
+    // Ord compares a side's counts as one word: the same order as the
+    // arrays', point 1's count first.
+    let universe = Universe::full_layout(4);
+    let sides: Vec<Side> = (0..universe.slots())
+        .filter_map(|slot| universe.side(slot))
+        .collect();
+    assert_eq!(sides.len(), 210, "every side of up to 4 checkers");
+    for a in &sides {
+        for b in &sides {
+            assert_eq!(a.cmp(b), a.counts().cmp(&b.counts()), "{a} against {b}");
+        }
+    }
+}
+
+#[test]
+fn an_evaluation_is_sized_from_the_sides_before_they_are_laid_out() {
+    let set = |sides: &[Side]| sides.iter().copied().collect::<BTreeSet<Side>>();
+    let cases = [
+        ("0 1 0 0 0 0", "0 0 0 2 2 3"),
+        ("2 0 1 0 0 1", "0 1 1 0 1 1"),
+        ("0 0 0 0 0 3", "0 0 0 0 0 0"),
+        ("3 2 1 0 0 0", "2 2 2 0 0 0"),
+    ];
+    let mut kinds = BTreeSet::new();
+    for (x, o) in cases {
+        let (x, o) = (side(x), side(o));
+        let (from_x, from_o) = (reachable_sides(&[x]), reachable_sides(&[o]));
+        // Each slot count is the laid-out universe's, padding included.
+        for sides in [&from_x, &from_o] {
+            assert_eq!(
+                Universe::slots_of(sides),
+                Universe::of(sides.clone()).slots()
+            );
+        }
+        // What two starts reach is the union of what each reaches, which is
+        // what a plan of one universe takes.
+        let both = reachable_sides(&[x, o]);
+        assert_eq!(set(&both), &set(&from_x) | &set(&from_o));
+        let plan = Plan::new(&x, &o);
+        let universes = match plan.sides() {
+            (first, None) => {
+                assert_eq!(set(first), set(&both), "{x} v {o}");
+                [Universe::slots_of(first); 2]
+            }
+            (first, Some(second)) => {
+                assert_eq!(set(first), set(&from_x), "{x} v {o}");
+                assert_eq!(set(second), set(&from_o), "{x} v {o}");
+                [Universe::slots_of(first), Universe::slots_of(second)]
+            }
+        };
+        let pairs = match plan.sides().1 {
+            None => universes[0] * universes[0],
+            Some(_) => 2 * universes[0] * universes[1],
+        } as u64;
+        assert_eq!(plan.pairs(), pairs, "{x} v {o}");
+        assert_eq!(plan.table_bytes(true), 32 * pairs);
+        assert_eq!(plan.table_bytes(false), 4 * pairs);
+        kinds.insert(plan.sides().1.is_some());
+    }
+    assert_eq!(kinds.len(), 2, "cases of one universe and of two");
 }
 
 #[test]

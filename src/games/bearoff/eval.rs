@@ -14,31 +14,39 @@
 use super::book::{Entry, Lookup, ProbeError};
 use super::side::Side;
 use super::solve::{solve, Cubeful, Cubeless, Progress};
-use super::universe::Universe;
+use super::universe::{reachable_sides, Universe};
 use super::Table;
 use crate::kernels::Kernel;
+use std::collections::HashSet;
 
-/// The universes an evaluation of (`mover`, `opponent`) solves.
+/// The sides an evaluation of (`mover`, `opponent`) solves, found but not
+/// yet laid out as universes: enough to size its tables
+/// ([`Plan::table_bytes`]) before [`Evaluation::solve`] builds them, which
+/// takes longer than finding the sides and more memory.
 pub struct Plan {
     /// Movers of the first table (the union, or the mover's reachable sides).
-    pub first: Universe,
+    first: Vec<Side>,
     /// Opponents of the first table when they form a universe of their own.
-    pub second: Option<Universe>,
+    second: Option<Vec<Side>>,
 }
 
 impl Plan {
     /// Finds the sides reachable from `mover` and from `opponent`.
     pub fn new(mover: &Side, opponent: &Side) -> Plan {
-        let from_mover = Universe::reachable(&[*mover]);
-        let from_opponent = Universe::reachable(&[*opponent]);
-        let (small, large) = if from_mover.slots() <= from_opponent.slots() {
-            (&from_mover, &from_opponent)
-        } else {
-            (&from_opponent, &from_mover)
-        };
-        if large.slots() <= 2 * small.slots() {
+        let from_mover = reachable_sides(&[*mover]);
+        let from_opponent = reachable_sides(&[*opponent]);
+        let (small, large) = (
+            Universe::slots_of(&from_mover),
+            Universe::slots_of(&from_opponent),
+        );
+        let (small, large) = (small.min(large), small.max(large));
+        if large <= 2 * small {
+            // What is reachable from either: the union of the two.
+            let mut union = from_mover;
+            let known: HashSet<Side> = union.iter().copied().collect();
+            union.extend(from_opponent.into_iter().filter(|s| !known.contains(s)));
             return Plan {
-                first: Universe::reachable(&[*mover, *opponent]),
+                first: union,
                 second: None,
             };
         }
@@ -48,13 +56,19 @@ impl Plan {
         }
     }
 
+    /// The sides of the first table's movers, and of its opponents where
+    /// they form a universe of their own (`None`: the first's, the union of
+    /// the sides reachable from either start).
+    pub fn sides(&self) -> (&[Side], Option<&[Side]>) {
+        (&self.first, self.second.as_deref())
+    }
+
     /// Pairs to solve.
     pub fn pairs(&self) -> u64 {
-        let first = self.first.slots() as u64;
-        match &self.second {
-            None => first * first,
-            Some(second) => 2 * first * second.slots() as u64,
-        }
+        pairs(
+            Universe::slots_of(&self.first),
+            self.second.as_deref().map(Universe::slots_of),
+        )
     }
 
     /// Bytes the tables take: four `f64` per pair with the cube, one `u32` without.
@@ -63,9 +77,26 @@ impl Plan {
     }
 }
 
+/// Pairs of a first table of `first` slots, and of a second of `second`
+/// (each of their movers against each of the other's), or of the first's
+/// square.
+fn pairs(first: usize, second: Option<usize>) -> u64 {
+    let first = first as u64;
+    match second {
+        None => first * first,
+        Some(second) => 2 * first * second as u64,
+    }
+}
+
+/// The universes of a [`Plan`], built.
+struct Universes {
+    first: Universe,
+    second: Option<Universe>,
+}
+
 /// A solved evaluation: the values of every pair the game can visit.
 pub struct Evaluation {
-    plan: Plan,
+    plan: Universes,
     first: Table,
     second: Option<Table>,
 }
@@ -78,6 +109,10 @@ impl Evaluation {
         kernel: Kernel,
         progress: impl FnMut(Progress),
     ) -> Evaluation {
+        let plan = Universes {
+            first: Universe::of(plan.first),
+            second: plan.second.map(Universe::of),
+        };
         let second = plan.second.as_ref();
         let (first, second) = if cube {
             let (first, second) = solve::<Cubeful>(kernel, &plan.first, second, progress);
@@ -100,7 +135,10 @@ impl Evaluation {
 
     /// Pairs solved.
     pub fn pairs(&self) -> u64 {
-        self.plan.pairs()
+        pairs(
+            self.plan.first.slots(),
+            self.plan.second.as_ref().map(Universe::slots),
+        )
     }
 }
 

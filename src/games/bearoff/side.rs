@@ -15,9 +15,30 @@ pub const POINTS: usize = 6;
 pub const MAX_CHECKERS: usize = 15;
 
 /// One side's position: the checkers on points 1..=6 (at most 15 in all).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+/// Sides are ordered by their counts, point 1's first, as arrays are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Side {
     counts: [u8; POINTS],
+}
+
+impl Ord for Side {
+    /// The counts' order, compared as one word (a derived comparison of
+    /// the arrays calls `memcmp`: half the time of finding the sides a
+    /// 15-checker evaluation reaches went to sorting play results with it).
+    fn cmp(&self, other: &Side) -> std::cmp::Ordering {
+        let word = |side: &Side| {
+            let mut bytes = [0u8; 8];
+            bytes[8 - POINTS..].copy_from_slice(&side.counts);
+            u64::from_be_bytes(bytes)
+        };
+        word(self).cmp(&word(other))
+    }
+}
+
+impl PartialOrd for Side {
+    fn partial_cmp(&self, other: &Side) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Why a side's notation was rejected.

@@ -98,6 +98,21 @@ pub struct Universe {
     children: Vec<u32>,
 }
 
+/// Every side some play sequence can reach from one of `starts` (the starts
+/// included), in no particular order.
+pub fn reachable_sides(starts: &[Side]) -> Vec<Side> {
+    let mut seen: HashSet<Side> = starts.iter().copied().collect();
+    let mut frontier: Vec<Side> = seen.iter().copied().collect();
+    while !frontier.is_empty() {
+        let next: Vec<Side> = frontier
+            .par_iter()
+            .flat_map_iter(|side| ROLLS.iter().flat_map(move |&roll| results(side, roll)))
+            .collect();
+        frontier = next.into_iter().filter(|s| seen.insert(*s)).collect();
+    }
+    seen.into_iter().collect()
+}
+
 impl Universe {
     /// Every side with at most `max_checkers` checkers.
     pub fn full(max_checkers: usize) -> Universe {
@@ -127,18 +142,32 @@ impl Universe {
     /// Every side some play sequence can reach from one of `starts` (the
     /// starts included).
     pub fn reachable(starts: &[Side]) -> Universe {
-        let mut seen: HashSet<Side> = starts.iter().copied().collect();
-        let mut frontier: Vec<Side> = seen.iter().copied().collect();
-        while !frontier.is_empty() {
-            let next: Vec<Side> = frontier
-                .par_iter()
-                .flat_map_iter(|side| ROLLS.iter().flat_map(move |&roll| results(side, roll)))
-                .collect();
-            frontier = next.into_iter().filter(|s| seen.insert(*s)).collect();
-        }
-        let mut universe = Universe::layout(Keys::new(), seen.into_iter().collect());
+        Universe::of(reachable_sides(starts))
+    }
+
+    /// The universe of `sides`, which must hold every result of every play
+    /// from each of them (a set [`reachable_sides`] returns, or a union of
+    /// such sets), each once.
+    ///
+    /// # Panics
+    ///
+    /// Where a side's result is missing.
+    pub fn of(sides: Vec<Side>) -> Universe {
+        let mut universe = Universe::layout(Keys::new(), sides);
         universe.build_groups();
         universe
+    }
+
+    /// The slots the universe of `sides` (as [`Universe::of`] takes them)
+    /// has, padding included, without building it: what its tables' size
+    /// is reckoned from.
+    pub fn slots_of(sides: &[Side]) -> usize {
+        let max_pips = sides.iter().map(Side::pips).max().unwrap_or(0);
+        let mut per_class = vec![0usize; max_pips + 1];
+        for side in sides {
+            per_class[side.pips()] += 1;
+        }
+        per_class.iter().map(|&n| n.next_multiple_of(LANES)).sum()
     }
 
     /// Slots for `sides`, without result groups.
