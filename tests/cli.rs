@@ -414,6 +414,13 @@ fn argument_errors_are_one_line() {
         negative,
     );
     assert_input_error(&probe("5", "-1 1 0 0 0 0 0 0 0 0 0 0"), negative);
+    // Zero with a sign is not called negative.
+    for zero in ["-0", "-00"] {
+        assert_input_error(
+            &endbook(&["oware", "generate", "--max-seeds", zero]),
+            &format!("'{zero}': counts, sizes and turns take no sign"),
+        );
+    }
     // Past a 32-bit count: too large (not "not in 0..=4294967295").
     assert_input_error(
         &probe("4294967296", "1 1 0 0 0 0 0 0 0 0 0 0"),

@@ -204,17 +204,21 @@ fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
 /// badly: a count past 32 bits, that it is too large (clap names the
 /// type's range, 0 included); an argument starting with '-' that clap took
 /// for an unknown flag, or refused as a value: after an option that takes
-/// a number, or among a board's counts, that it cannot be negative; after
+/// a number, or among a board's counts, that it cannot be negative (or,
+/// for `-0`, that it takes no sign); after
 /// one that takes another kind of value, that such a value goes after '='.
 /// `None`: clap's own message says it (its quotes shortened by
 /// `usage_error`).
 fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let negative = |whole: &str| {
-        format!(
-            "'{}': counts, sizes and turns cannot be negative",
-            excerpt(whole)
-        )
+        // `-0` is no negative number, but takes a sign none of them has.
+        let sign = if whole[1..].bytes().all(|b| b == b'0') {
+            "take no sign"
+        } else {
+            "cannot be negative"
+        };
+        format!("'{}': counts, sizes and turns {sign}", excerpt(whole))
     };
     // A negative number, or a board's counts or a size with one.
     let negative_number = |text: &str| {
