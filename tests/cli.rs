@@ -1324,6 +1324,39 @@ fn resume_appends_to_a_checkpoint_of_every_layer() {
     assert!(!checkpoint.exists());
 }
 
+/// A checkpoint holding every level (a run stopped before renaming it):
+/// the dry run counts it as taken over, and the run solves nothing and says
+/// so, with no kernel or rate made up for the sweeps it did not make.
+#[test]
+fn resume_of_a_checkpoint_of_every_level_solves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("7.book"), dir.path().join("fresh.book"));
+    let checkpoint = dir.path().join("7.book.checkpoint");
+    assert!(endbook(&generate_args("7", &fresh, &[])).status.success());
+    std::fs::copy(&fresh, &checkpoint).unwrap();
+    let dry = endbook(&generate_args("7", &out, &["--resume", "--dry-run"]));
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let plan = text(&dry.stdout);
+    assert!(
+        plan.contains("(0..=7 seeds; levels 0..=7 taken over)"),
+        "{plan}"
+    );
+    assert!(plan.contains("time          under 0.01 s"), "{plan}");
+    let resumed = endbook(&generate_args("7", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let report = text(&resumed.stdout);
+    assert!(
+        report.contains("every level taken over: nothing solved"),
+        "{report}"
+    );
+    for made_up in ["NaN", "state updates", "(forced)"] {
+        assert!(!report.contains(made_up), "{made_up}: {report}");
+    }
+    assert!(!report.lines().any(|l| l.starts_with("kernel")), "{report}");
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+    assert!(!checkpoint.exists());
+}
+
 #[test]
 fn resume_without_a_checkpoint_starts_from_scratch() {
     let dir = tempfile::tempdir().unwrap();

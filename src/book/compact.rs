@@ -19,14 +19,14 @@
 //! A record's body spells the board's changes in one of two [`Codec`]s:
 //!
 //! ```text
-//! Codec::V2 (books of format version 2): body = change*, the first change
+//! Codec::V2 (encoding code 2 in a book's header): body = change*, the first change
 //!   counted from turn 0 and value 0 (a board worth 0 throughout has an empty
 //!   body), each change by its turn delta dt and value delta dv:
 //!   0b0ddttttt           dv -2, -1, +1, +2 for d = 0..=3, dt = t + 1 (1..=32)
 //!   0b10dddddd t         dv = d as a 6-bit two's complement number
 //!                        (-32..=31, not 0), dt = t + 1 (1..=256)
 //!   0b11000000 dt dv     dt u8 (1..=255), dv i8: any other change
-//! Codec::V1 (version 1): body = value1 change*
+//! Codec::V1 (encoding code 1): body = value1 change*
 //!   value1 = i8, the value with 1 turn left
 //!   change = (dt - 1) << 4 | (dv & 0xf) for dt 1..=16, dv -8..=7, the byte
 //!            0xff excluded; | 0xff dt dv (u8, i8): any other change

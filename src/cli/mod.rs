@@ -352,7 +352,7 @@ pub struct Resources {
     /// Plan for at most SIZE of memory, when less than the system reports
     /// available (for a run sharing the machine): bytes, or with a suffix
     /// K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (of 1024), e.g. 8G.
-    /// The memory check and the dry run's verdict use it.
+    /// The memory check (and a generation's dry run) uses it.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<u64>,
 }

@@ -107,7 +107,8 @@ pub struct GenerateArgs {
     /// `.checkpoint` appended: the book being written, a complete book of the
     /// levels finished so far, renamed to the output path at the end);
     /// without one, start from scratch. Without --resume, a run whose
-    /// checkpoint exists stops at once rather than write over it.
+    /// checkpoint holds a finished level stops at once rather than write
+    /// over it (one that holds none is written over, with a note).
     #[arg(long)]
     resume: bool,
     /// Solve every level in one pass instead of one level at a time (identical
@@ -532,7 +533,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             .map(|seeds| (seeds, kept_bytes)),
         _ => None,
     }
-    .filter(|&(seeds, _)| seeds < args.max_seeds);
+    .filter(|&(seeds, _)| {
+        // A checkpoint may hold every level (a run stopped before renaming it).
+        seeds < args.max_seeds || (extended.is_none() && seeds == args.max_seeds)
+    });
     let mut expected = Estimate::new(args.max_seeds, states, sweep.mode(), turn_limit);
     if let Some((seeds, bytes)) = taken_over {
         let below = BoardIndex::new(seeds).states() as u64;
@@ -824,78 +828,87 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             level.kernel.map_or("-", |kernel| kernel.name()),
         );
     }
-    let runs = options.mode == Sweep::Runs;
-    let (partial, prepared) = if runs {
-        ("on changed rows or boards only", "run plans")
-    } else {
-        ("by frontier", "child caches")
-    };
-    println!(
-        "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding and writing {:.3} s)",
-        grouped(states),
-        solution.turns_swept,
-        solution.frontier_turns,
-        total_time.as_secs_f64(),
-        generated.cache_time.as_secs_f64(),
-        solution.elapsed.as_secs_f64(),
-        waited.as_secs_f64(),
-        (total_time - solve_time).as_secs_f64(),
-    );
-    println!(
-        "book encoded in {:.3} s on {threads} threads of the encoder's own, {}",
-        encode_time.as_secs_f64(),
-        match options.level_by_level {
-            true => "each level but the last while the levels above were solved",
-            false => "after the sweeps",
-        }
-    );
-    println!(
-        "{} state updates, {:.3e} state updates/s in the sweeps",
-        grouped(solution.state_updates),
-        solution.state_updates as f64 / solution.elapsed.as_secs_f64()
-    );
-    if runs {
-        println!("run sweeps, level by level (no child cache, no move generator)");
-    } else {
+    if taken_over >= solution.levels.len() {
+        // A checkpoint resumed that held every level: nothing was swept.
         println!(
-            "movegen {}, {} sweeps, {}",
-            options.movegen,
-            options.mode,
-            if options.level_by_level {
-                "level by level"
-            } else {
-                "all levels at once"
+            "total {} boards, every level taken over: nothing solved, {:.3} s in all",
+            grouped(states),
+            total_time.as_secs_f64()
+        );
+    } else {
+        let runs = options.mode == Sweep::Runs;
+        let (partial, prepared) = if runs {
+            ("on changed rows or boards only", "run plans")
+        } else {
+            ("by frontier", "child caches")
+        };
+        println!(
+            "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding and writing {:.3} s)",
+            grouped(states),
+            solution.turns_swept,
+            solution.frontier_turns,
+            total_time.as_secs_f64(),
+            generated.cache_time.as_secs_f64(),
+            solution.elapsed.as_secs_f64(),
+            waited.as_secs_f64(),
+            (total_time - solve_time).as_secs_f64(),
+        );
+        println!(
+            "book encoded in {:.3} s on {threads} threads of the encoder's own, {}",
+            encode_time.as_secs_f64(),
+            match options.level_by_level {
+                true => "each level but the last while the levels above were solved",
+                false => "after the sweeps",
             }
         );
-    }
-    if solution.kernel_trials.is_empty() {
-        println!("kernel {} (forced)", solution.kernel);
-    } else if solution
-        .kernel_trials
-        .iter()
-        .all(|t| !t.ns_per_state.is_finite())
-    {
         println!(
-            "kernel {} (auto; no turn swept enough boards, {} or more, to time the kernels on)",
-            solution.kernel,
-            grouped(MIN_TRIAL_STATES as u64)
+            "{} state updates, {:.3e} state updates/s in the sweeps",
+            grouped(solution.state_updates),
+            solution.state_updates as f64 / solution.elapsed.as_secs_f64()
         );
-    } else {
-        let trials: Vec<String> = solution
+        if runs {
+            println!("run sweeps, level by level (no child cache, no move generator)");
+        } else {
+            println!(
+                "movegen {}, {} sweeps, {}",
+                options.movegen,
+                options.mode,
+                if options.level_by_level {
+                    "level by level"
+                } else {
+                    "all levels at once"
+                }
+            );
+        }
+        if solution.kernel_trials.is_empty() {
+            println!("kernel {} (forced)", solution.kernel);
+        } else if solution
             .kernel_trials
             .iter()
-            .map(|t| format!("{} {:.2}", t.kernel, t.ns_per_state))
-            .collect();
+            .all(|t| !t.ns_per_state.is_finite())
+        {
+            println!(
+                "kernel {} (auto; no turn swept enough boards, {} or more, to time the kernels on)",
+                solution.kernel,
+                grouped(MIN_TRIAL_STATES as u64)
+            );
+        } else {
+            let trials: Vec<String> = solution
+                .kernel_trials
+                .iter()
+                .map(|t| format!("{} {:.2}", t.kernel, t.ns_per_state))
+                .collect();
+            println!(
+                "kernel {} (auto; thread CPU time per state update on its trial parts, ns: {})",
+                solution.kernel,
+                trials.join(", ")
+            );
+        }
         println!(
-            "kernel {} (auto; thread CPU time per state update on its trial parts, ns: {})",
-            solution.kernel,
-            trials.join(", ")
+            "change lists packed by {} (runtime detection)",
+            endbook::kernels::change_packing()
         );
     }
-    println!(
-        "change lists packed by {} (runtime detection)",
-        endbook::kernels::change_packing()
-    );
     print_written(&out, estimate);
     drop((interrupted, locks));
     Ok(())

@@ -23,7 +23,8 @@
 //! roll and a weighted sum ([`solve`]), 8 x 8 pairs at a time in parallel.
 //! Full tables cover every side with at most `C` checkers (54,264 sides at
 //! `C = 15`); the on-demand evaluator ([`eval`]) solves only the sides a given
-//! position can reach, in exact `f64`.
+//! position can reach, with the tables' arithmetic (`f64` with the cube, the
+//! cubeless tables' fixed point without).
 //!
 //! **Precision.** Cubeless tables are computed in 32-bit fixed point (error
 //! at most 1.1e-8 at 15 checkers, 2.5e-10 measured at 4 and 6), cubeful ones
