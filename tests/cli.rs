@@ -1342,19 +1342,24 @@ fn resume_of_a_checkpoint_of_every_level_solves_nothing() {
         "{plan}"
     );
     assert!(plan.contains("time          under 0.01 s"), "{plan}");
-    let resumed = endbook(&generate_args("7", &out, &["--resume"]));
-    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
-    let report = text(&resumed.stdout);
-    assert!(
-        report.contains("every level taken over: nothing solved"),
-        "{report}"
-    );
-    for made_up in ["NaN", "state updates", "(forced)"] {
-        assert!(!report.contains(made_up), "{made_up}: {report}");
+    // Level by level, and all at once (which had panicked: "nothing left to
+    // solve"); the checkpoint, kept by the dry run, copied again for each.
+    for extra in [&[][..], &["--all-levels-at-once"]] {
+        std::fs::copy(&fresh, &checkpoint).unwrap();
+        let resumed = endbook(&generate_args("7", &out, &[&["--resume"], extra].concat()));
+        assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+        let report = text(&resumed.stdout);
+        assert!(
+            report.contains("every level taken over: nothing solved"),
+            "{report}"
+        );
+        for made_up in ["NaN", "state updates", "(forced)"] {
+            assert!(!report.contains(made_up), "{made_up}: {report}");
+        }
+        assert!(!report.lines().any(|l| l.starts_with("kernel")), "{report}");
+        assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+        assert!(!checkpoint.exists());
     }
-    assert!(!report.lines().any(|l| l.starts_with("kernel")), "{report}");
-    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
-    assert!(!checkpoint.exists());
 }
 
 #[test]

@@ -205,7 +205,7 @@ pub fn generate(options: GenerateOptions, observer: impl FnMut(Progress<'_>)) ->
 /// Adds the levels above `base.options.max_seeds` up to `options.max_seeds`
 /// to `base` (generated with the same turn limit), solving only the new ones.
 /// A `base` with `options.max_seeds = 0` and [`Solution::empty`] starts
-/// from scratch.
+/// from scratch; one holding every level asked for is returned as it is.
 ///
 /// # Panics
 ///
@@ -238,6 +238,11 @@ pub fn extend(
         solved_levels,
         options.max_seeds + 1
     );
+    if solved_levels > options.max_seeds {
+        // Every level asked for is solved already (a checkpoint resumed
+        // that holds them all): nothing to sweep, no plan or cache to build.
+        return base;
+    }
     let start = Instant::now();
     let generated = base;
     let Some(mode) = options.mode.engine_mode() else {
