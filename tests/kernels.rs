@@ -381,6 +381,53 @@ fn row_kernels_match_scalar_on_random_programs() {
     }
 }
 
+/// Run lists from safe code cannot make a kernel read out of bounds: a run
+/// whose columns pass `u32::MAX` is refused as it is pushed (it had wrapped,
+/// the list's bounds had been taken from the wrapped sum, and the AVX2
+/// gathers read past the mirror), and a stretch reading past the mirror
+/// panics in every kernel.
+#[test]
+fn run_lists_out_of_range_panic_instead_of_reading_past_the_mirror() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let short = |dst: u32| Run {
+        src: 0,
+        dst,
+        len: 8,
+        capture: 0,
+        slot: 0,
+    };
+    let wraps = catch_unwind(|| RunLists::default().push(&[short(u32::MAX - 4)]));
+    assert!(wraps.is_err(), "a run wrapping past u32::MAX is pushed");
+    for dst in [60, 1 << 20, 200_000_000] {
+        let mut lists = RunLists::default();
+        let list = lists.push(&[short(dst)]);
+        let program = RowProgram {
+            row_starts: vec![0, 8],
+            row_moves: vec![0, 1],
+            no_move: vec![0],
+            moves: vec![RowMove {
+                list,
+                first_base: 0,
+            }],
+            bases: vec![0],
+        };
+        let mirror = vec![0i8; 64];
+        let sweep = RowSweep {
+            lists: &lists,
+            program: &program,
+            mirror: &mirror,
+            first_state: 0,
+            only: None,
+        };
+        for kernel in kernels_under_test() {
+            let swept = catch_unwind(AssertUnwindSafe(|| {
+                kernel.sweep_rows(&sweep, 0..1, &[0; 8], &mut [0; 8])
+            }));
+            assert!(swept.is_err(), "{kernel} read columns {dst}.. of 64");
+        }
+    }
+}
+
 #[test]
 fn auto_reports_a_trial_for_every_available_kernel() {
     let generated = generate(GenerateOptions::new(8), |_| {});

@@ -95,12 +95,23 @@ pub struct RunLists {
 
 impl RunLists {
     /// Adds a list; returns its number.
+    ///
+    /// # Panics
+    ///
+    /// Where a run's columns or its child columns pass `u32::MAX`.
     pub fn push(&mut self, runs: &[Run]) -> u32 {
         if self.starts.is_empty() {
             self.starts.push((0, 0));
         }
         let mut runs = runs.to_vec();
         runs.sort_by_key(|run| run.src);
+        for run in &runs {
+            assert!(
+                run.src.checked_add(run.len).is_some() && run.dst.checked_add(run.len).is_some(),
+                "a run's columns pass u32::MAX: {run:?}"
+            );
+        }
+        let first_column = self.dst.len();
         for run in &runs {
             if run.len >= SHORT_RUN {
                 self.runs.push(*run);
@@ -123,10 +134,10 @@ impl RunLists {
         }
         self.starts
             .push((self.runs.len() as u32, self.stretches.len() as u32));
-        let short = runs.iter().filter(|run| run.len < SHORT_RUN);
+        // From the columns as stored: what the gathers' bounds check rests on.
         self.tops.push((
             runs.iter().map(|run| run.slot).max().unwrap_or(0),
-            short.map(|run| run.dst + run.len - 1).max().unwrap_or(0),
+            self.dst[first_column..].iter().copied().max().unwrap_or(0),
         ));
         self.starts.len() as u32 - 2
     }

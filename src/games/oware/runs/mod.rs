@@ -43,7 +43,7 @@
 mod frontier;
 
 use super::board::{Board, HOUSES, SIDE};
-use super::index::BoardIndex;
+use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::play;
 use crate::engine::{
     zeroed_layer, Awake, KernelPicker, LevelSolution, PackedChanges, Solution, TurnReport,
@@ -298,7 +298,15 @@ pub struct LevelRows {
 
 impl LevelRows {
     /// The rows of level `seeds`.
+    ///
+    /// # Panics
+    ///
+    /// Above [`MAX_BOOK_SEEDS`] (its boards are counted in 32 bits).
     pub fn new(seeds: u32) -> LevelRows {
+        assert!(
+            seeds <= MAX_BOOK_SEEDS,
+            "{seeds} seeds: rows of at most {MAX_BOOK_SEEDS}"
+        );
         let seeds = seeds as usize;
         let mut own = Vec::new();
         let mut other = Vec::new();
@@ -1531,6 +1539,17 @@ mod tests {
                 assert_eq!(column as u64, sides.rank(&other), "{board}");
             }
         }
+    }
+
+    /// The largest level a book holds is counted right in 32 bits; one
+    /// beyond is refused (at 32 seeds and more the row starts had wrapped,
+    /// and a transpose wrote past its layer).
+    #[test]
+    fn rows_are_counted_up_to_the_largest_level_and_refused_beyond() {
+        let rows = LevelRows::new(MAX_BOOK_SEEDS);
+        assert_eq!(rows.states(), BoardIndex::level_size(MAX_BOOK_SEEDS));
+        let beyond = std::panic::catch_unwind(|| LevelRows::new(MAX_BOOK_SEEDS + 1));
+        assert!(beyond.is_err());
     }
 
     #[test]
