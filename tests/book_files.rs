@@ -15,6 +15,7 @@ use endbook::games::oware::{
 };
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -1136,4 +1137,85 @@ fn generating_with_a_turn_limit_no_book_records_panics() {
         let error = outcome.err().expect("no book");
         assert_eq!(*error.downcast::<String>().unwrap(), message);
     }
+}
+
+/// A per-board change encoding cannot hold more than 255 turns: asking for
+/// one on a longer book panics before anything is written (it had written
+/// a book no reader opens), and the encoding the book gets by default
+/// opens.
+#[test]
+fn change_encodings_refuse_books_past_their_turns() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let generated = generate(
+        GenerateOptions {
+            turn_limit: 300,
+            ..GenerateOptions::new(3)
+        },
+        |_| {},
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("300.book");
+    for encoding in [Encoding::Changes, Encoding::ChangesV1] {
+        let bytes = catch_unwind(AssertUnwindSafe(|| {
+            OwareBook::to_bytes_with(&generated, encoding)
+        }));
+        assert!(bytes.is_err(), "{encoding:?} encoded 300 turns");
+        let written = catch_unwind(AssertUnwindSafe(|| {
+            OwareBook::write_with(&path, &generated, encoding)
+        }));
+        assert!(written.is_err(), "{encoding:?} wrote 300 turns");
+        assert!(!path.exists());
+    }
+    OwareBook::write(&path, &generated).unwrap();
+    let book = OwareBook::open(&path).unwrap();
+    assert_eq!(book.turn_limit(), 300);
+}
+
+/// The library's writers, as the command line's: through a symbolic link
+/// the link stays and its target gets the book; a named pipe, a folder or a
+/// link to nothing is refused and left as it is (the book is renamed into
+/// place, which had replaced a pipe, or a device for a root user, with a
+/// regular file).
+#[test]
+fn books_are_written_through_links_and_never_over_other_files() {
+    let generated = generate(GenerateOptions::new(3), |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.book");
+    let link = dir.path().join("link.book");
+    fs::write(&target, b"old").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    OwareBook::write(&link, &generated).unwrap();
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(OwareBook::open(&target).unwrap().max_seeds(), 3);
+    let pipe = dir.path().join("pipe.book");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let folder = dir.path().join("folder.book");
+    fs::create_dir(&folder).unwrap();
+    let dangling = dir.path().join("dangling.book");
+    std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
+    for (path, kind) in [
+        (&pipe, std::io::ErrorKind::InvalidInput),
+        (&folder, std::io::ErrorKind::InvalidInput),
+        (&dangling, std::io::ErrorKind::NotFound),
+    ] {
+        match OwareBook::write(path, &generated) {
+            Err(BookError::Io { source, .. }) => assert_eq!(source.kind(), kind, "{path:?}"),
+            other => panic!("{path:?}: {other:?}"),
+        }
+    }
+    assert!(fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo());
+    assert!(folder.is_dir());
+    assert!(fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        5,
+        "no file left beside them"
+    );
 }

@@ -433,13 +433,18 @@ pub struct SectionData<'a> {
 }
 
 /// Writes a container to `path`: first to a temporary file beside it, then
-/// renamed into place.
+/// renamed into place (through a symbolic link at `path`, and never over
+/// anything but a regular file: see [`output_path`]).
 pub fn write(
     path: &Path,
     game: [u8; 4],
     params: &[u64],
     sections: &[SectionData<'_>],
 ) -> Result<(), BookError> {
+    let path = &output_path(path).map_err(|source| BookError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     let temporary = temporary_path(path);
     let result = write_to(&temporary, game, params, sections)
         .and_then(|()| std::fs::rename(&temporary, path));
@@ -450,6 +455,29 @@ pub fn write(
             source,
         }
     })
+}
+
+/// Where a book written to `path` goes: `path`, or the file a symbolic link
+/// there points to, so that the link stays and its target gets the book.
+/// A book is written under a temporary name and renamed into place, which
+/// would replace whatever is at `path`: anything there but a regular file
+/// (a folder, a named pipe, a device) is refused with
+/// [`io::ErrorKind::InvalidInput`], a link to nothing with
+/// [`io::ErrorKind::NotFound`].
+pub fn output_path(path: &Path) -> io::Result<PathBuf> {
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path)
+            .map_err(|_| io::Error::new(io::ErrorKind::NotFound, "a symbolic link to nothing"))?,
+        _ => path.to_owned(),
+    };
+    match std::fs::metadata(&target) {
+        Ok(meta) if !meta.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, a pipe or a device): a book is written under a \
+             temporary name and renamed into place, which would replace it",
+        )),
+        _ => Ok(target),
+    }
 }
 
 /// The temporary name a book is written under before being renamed to `path`.

@@ -531,25 +531,22 @@ fn writable_output(path: &Path, elsewhere: Option<&str>) -> Result<PathBuf, CliE
             path.display()
         )));
     }
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            return match std::fs::canonicalize(path) {
-                Ok(target) => writable_output(&target, elsewhere),
-                Err(_) => Err(CliError::Input(format!(
-                    "{} is a symbolic link to nothing: name the file to write",
-                    path.display()
-                ))),
-            };
+    let path = &match endbook::book::output_path(path) {
+        Ok(target) => target,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CliError::Input(format!(
+                "{} is a symbolic link to nothing: name the file to write",
+                path.display()
+            )))
         }
-        Ok(meta) if !meta.is_file() => {
+        Err(_) => {
             return Err(CliError::Input(format!(
                 "{} is not a regular file (a pipe or a device?): --out names a file, written under a temporary name and renamed into place{}",
                 path.display(),
                 elsewhere.map_or(String::new(), |hint| format!("; {hint}"))
-            )));
+            )))
         }
-        _ => {}
-    }
+    };
     // Room for the longest name written beside it (a generation's
     // checkpoint, copied under a temporary name), within the 255 bytes most
     // file systems allow a name: else the run would fail at its end.

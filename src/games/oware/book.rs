@@ -469,6 +469,11 @@ impl OwareBook {
     }
 
     /// Writes a generated book with the given encoding.
+    ///
+    /// # Panics
+    ///
+    /// With a per-board change encoding for a turn limit above
+    /// [`COMPACT_TURNS`] (no reader would open the book).
     pub fn write_with(
         path: &Path,
         generated: &Generated,
@@ -495,6 +500,10 @@ impl OwareBook {
     }
 
     /// Serialises a generated book into memory with the given encoding.
+    ///
+    /// # Panics
+    ///
+    /// As [`OwareBook::write_with`].
     pub fn to_bytes_with(generated: &Generated, encoding: Encoding) -> Vec<u8> {
         let levels = Self::encode(generated, encoding);
         book::to_bytes(
@@ -516,6 +525,12 @@ impl OwareBook {
 
     /// Each level's section bytes.
     fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
+        let turn_limit = generated.options.turn_limit;
+        assert!(
+            encoding.codec().is_none() || turn_limit <= COMPACT_TURNS,
+            "{encoding:?} covers at most {COMPACT_TURNS} turns, not the book's {turn_limit}: \
+             write it with Encoding::for_book (or Layers)"
+        );
         (0..generated.solution.levels.len())
             .into_par_iter()
             .map(|level| {
