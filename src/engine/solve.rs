@@ -16,7 +16,7 @@
 //! few do; all modes give identical results.
 
 use super::awake::Awake;
-use super::cache::{MoveCache, LANES};
+use super::cache::{MoveCache, LANES, VALUE_BOUND};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::layer::zeroed_layer;
 use super::picker::{KernelPicker, KernelTrial, TurnKernels};
@@ -307,7 +307,13 @@ impl Solution {
 
     /// The value of global state `state` with `turns_left` turns left, by replay
     /// (for tests; books answer lookups directly).
+    ///
+    /// # Panics
+    ///
+    /// Where the solution does not cover `state`, or no longer holds its changes.
     pub fn value(&self, state: usize, turns_left: u32) -> i8 {
+        let states = self.level_starts.last().copied().unwrap_or(0);
+        assert!(state < states, "state {state} of {states}");
         self.assert_held(state);
         let turns = (turns_left as usize).min(self.changes.len());
         let mut value = 0;
@@ -329,6 +335,12 @@ impl Solution {
 /// recomputed, so `cache` need only hold the states from the first level to
 /// solve on (from the block that level starts in). The result covers every
 /// level. `observer` sees every layer as it completes.
+///
+/// # Panics
+///
+/// Where `level_starts` does not fit `cache` and `solved`, a state has a
+/// child in a level above its own, or a value passes ±[`VALUE_BOUND`] (the
+/// game's scores are its to keep within it).
 pub fn solve<const MOVES: usize>(
     cache: &MoveCache<MOVES>,
     level_starts: &[usize],
@@ -349,6 +361,18 @@ pub fn solve<const MOVES: usize>(
     let fixed_end = level_starts[fixed];
     assert!(cache.first_block() * LANES <= fixed_end);
     assert!(options.turn_limit >= 1);
+    // Closing a level once it and those below are quiet, and replaying the
+    // solved ones, rest on this: a child in a higher level gave wrong values
+    // with no error.
+    (fixed_end..cache.states())
+        .into_par_iter()
+        .with_min_len(1 << 12)
+        .for_each(|state| {
+            let end = level_starts[level_starts.partition_point(|&start| start <= state)];
+            if let Some((child, _)) = cache.moves(state).find(|&(c, _)| c as usize >= end) {
+                panic!("state {state} has child {child}, past its level's end {end}");
+            }
+        });
 
     let start = Instant::now();
     let Solution {
@@ -416,6 +440,15 @@ pub fn solve<const MOVES: usize>(
         };
         // And from `turn - 1` to `turn`.
         known_now.write_to(&mut next);
+        // Every value starts within the bound, and one turn from values
+        // within it cannot leave i8, so the first to pass it is seen here
+        // (past it, the kernels' byte arithmetic would wrap or saturate,
+        // each its own way).
+        assert!(
+            (layer_changes.values.iter()).all(|v| v.unsigned_abs() <= VALUE_BOUND as u8),
+            "a value past ±{VALUE_BOUND} with {turn} turns left: the game's scores exceed \
+             the engine's range"
+        );
         picker.settle(kernels, swept_states);
         state_updates += swept_states as u64;
 

@@ -925,7 +925,8 @@ impl OwareBook {
         }
     }
 
-    /// Bytes of the flat export with `layers` layers.
+    /// Bytes of the flat export with `layers` layers (for any count: those
+    /// [`OwareBook::export_flat`] takes are 1 to the turn limit).
     pub fn flat_len(&self, layers: u32) -> u64 {
         let states: u64 = self.levels[1..].iter().map(|l| l.states).sum();
         states * u64::from(layers)
@@ -940,7 +941,11 @@ impl OwareBook {
     /// opened with [`OwareBook::open_for_lookups`].
     pub fn export_flat(&self, layers: u32, out: &mut impl Write) -> io::Result<()> {
         self.whole_book_reader();
-        assert!((1..=self.turn_limit).contains(&layers));
+        assert!(
+            (1..=self.turn_limit).contains(&layers),
+            "{layers} layers: a flat export has 1 to the book's turn limit, {}",
+            self.turn_limit
+        );
         // Compact levels are replayed a window of layers at a time, each
         // board's record read on from where the window before left it.
         let window =
