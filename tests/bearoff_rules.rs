@@ -283,6 +283,38 @@ fn ranked_plays_prefer_bearing_off() {
             ProbeError::GameOver { mover, opponent }
         );
     }
+    // A side past the table's 3 checkers is named, whatever the roll (4-1
+    // and 6-6 leave sides the table covers, 1-1 one it does not; the error
+    // named that one, a side the caller never gave).
+    let four = side("1 1 1 1 0 0");
+    for (a, b) in [(4, 1), (6, 6), (1, 1)] {
+        let error = ranked_plays(&table, &four, &some, Roll::new(a, b).unwrap()).unwrap_err();
+        assert_eq!(
+            error,
+            ProbeError::NotCovered {
+                side: four,
+                checkers: 4,
+                max: 3
+            },
+            "{a}-{b}"
+        );
+    }
+    // Finished games' entries: the side with no checker left has won.
+    let over = |mover: Side, opponent: Side| table.entry(&mover, &opponent).unwrap();
+    for (mover, opponent, win, equity) in [
+        (Side::EMPTY, some, 1.0, 1.0),
+        (some, Side::EMPTY, 0.0, -1.0),
+        (Side::EMPTY, Side::EMPTY, 1.0, 1.0),
+    ] {
+        let entry = over(mover, opponent);
+        let cube = entry.cube.unwrap();
+        assert_eq!(entry.win, win);
+        assert_eq!(
+            [cube.owned, cube.centred, cube.opponent_owns],
+            [equity; 3],
+            "{mover} against {opponent}"
+        );
+    }
 }
 
 /// With cube values, plays rank by the centred equity, and plays equal

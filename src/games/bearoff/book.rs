@@ -161,7 +161,11 @@ impl std::error::Error for ProbeError {}
 
 /// Where values come from: a book, or an on-demand evaluation.
 pub trait Lookup {
-    /// The values of `mover` to play against `opponent`.
+    /// The values of `mover` to play against `opponent`. A pair where a
+    /// side has no checker left is a finished game, with the values of its
+    /// result: where the mover has borne off every checker (the empty pair
+    /// too), P(win) 1 and equities +1; else, the opponent having done so,
+    /// 0 and -1.
     fn entry(&self, mover: &Side, opponent: &Side) -> Result<Entry, ProbeError>;
 }
 
@@ -178,7 +182,9 @@ pub struct RankedPlay {
 
 /// Every legal play of `roll` by `mover` against `opponent`, best first: by
 /// centred cubeful equity when cube values are known (ties by P(win)), else
-/// by P(win). [`ProbeError::GameOver`] where either side has no checker left.
+/// by P(win). [`ProbeError::GameOver`] where either side has no checker
+/// left; the lookup's error for the position itself where it has none
+/// (a side the book does not cover, whatever the roll).
 pub fn ranked_plays(
     lookup: &impl Lookup,
     mover: &Side,
@@ -191,6 +197,9 @@ pub fn ranked_plays(
             opponent: *opponent,
         });
     }
+    // (Else a side past the book's reach was named only by a roll that
+    // leaves a side it does not cover, one the caller never gave.)
+    lookup.entry(mover, opponent)?;
     let mut ranked = Vec::new();
     for play in plays(mover, roll) {
         let (win, cube) = if play.result.is_empty() {

@@ -115,7 +115,9 @@ pub enum ProbeError {
     TurnsOutOfRange { turns_left: u32, turn_limit: u32 },
     /// A record the lookup read is malformed (a book opened with
     /// [`OwareBook::open_for_lookups`]; [`OwareBook::open`] finds it on
-    /// opening).
+    /// opening), or, from [`OwareBook::analyse`] and
+    /// [`OwareBook::best_line`] on any book, values that contradict each
+    /// other (a board's value not its best move's score).
     Corrupt {
         path: PathBuf,
         seeds: u32,
