@@ -193,3 +193,32 @@ fn corrupt_truncated_and_foreign_files_are_rejected() {
         );
     }
 }
+
+/// A bear-off table written to a path of any type, opened, and each of the
+/// game's values printed as a summary with `{:?}`.
+#[test]
+fn bearoff_books_take_any_path_and_print_a_summary() {
+    use endbook::games::bearoff::{Evaluation, Kernel, Plan};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2.book");
+    let generated = generate(GenerateOptions::new(2, true), |_| {});
+    assert!(
+        format!("{generated:?}").contains("Cubeful("),
+        "{generated:?}"
+    );
+    generated.write(path.to_str().unwrap()).unwrap();
+    let book = BearoffBook::open(&path).unwrap();
+    assert!(format!("{book:?}").contains("checkers: 2"), "{book:?}");
+    let (x, o): (Side, Side) = (
+        "0 1 0 0 0 1".parse().unwrap(),
+        "1 0 0 0 0 0".parse().unwrap(),
+    );
+    let plan = Plan::new(&x, &o);
+    assert!(format!("{plan:?}").contains("pairs"), "{plan:?}");
+    let kernel = Kernel::scalar();
+    let evaluation = Evaluation::solve(plan, true, kernel, |_| {});
+    assert!(
+        format!("{evaluation:?}").contains("Universe"),
+        "{evaluation:?}"
+    );
+}

@@ -714,7 +714,7 @@ fn resealed_headers_with_bad_levels_are_corrupt() {
                 assert!(from_memory(bytes).is_ok(), "level {i}: value {value}");
             } else {
                 corrupt(&bytes, &format!("level {i}: value {value}"));
-                let error = from_memory(bytes).err().unwrap().to_string();
+                let error = from_memory(bytes).unwrap_err().to_string();
                 let expected = format!("value {value} is outside -{bound}..={bound}");
                 assert!(error.contains(&expected), "{error}");
             }
@@ -1134,7 +1134,7 @@ fn generating_with_a_turn_limit_no_book_records_panics() {
             ..GenerateOptions::new(2)
         };
         let outcome = std::panic::catch_unwind(|| generate(options, |_| {}));
-        let error = outcome.err().expect("no book");
+        let error = outcome.expect_err("no book");
         assert_eq!(*error.downcast::<String>().unwrap(), message);
     }
 }
@@ -1218,4 +1218,30 @@ fn books_are_written_through_links_and_never_over_other_files() {
         5,
         "no file left beside them"
     );
+}
+
+/// What a library user reaches for: writers take any path type, books and
+/// generated books print a summary with `{:?}` (so they fit in a derived
+/// `Debug` of the user's own), and open's error type is named beside them.
+#[test]
+fn books_take_any_path_and_print_a_summary() {
+    let generated = generate(GenerateOptions::new(3), |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("3.book");
+    OwareBook::write(path.to_str().unwrap(), &generated).unwrap();
+    let book = OwareBook::open(&path).unwrap();
+    let summary = format!("{book:?}");
+    for part in [
+        "OwareBook",
+        "3.book",
+        "max_seeds: 3",
+        "turn_limit: 200",
+        "Changes",
+    ] {
+        assert!(summary.contains(part), "{part}: {summary}");
+    }
+    assert!(format!("{generated:?}").contains("max_seeds: 3"));
+    let missing: endbook::games::oware::BookError =
+        OwareBook::open(dir.path().join("none")).unwrap_err();
+    assert!(format!("{missing:?}").starts_with("Io"), "{missing:?}");
 }

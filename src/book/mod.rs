@@ -192,6 +192,19 @@ pub struct Container {
     sections: Vec<SectionInfo>,
 }
 
+impl fmt::Debug for Container {
+    /// A summary: the file, its game and parameters, its sections' count.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Container")
+            .field("path", &self.path)
+            .field("game", &String::from_utf8_lossy(&self.game))
+            .field("params", &self.params)
+            .field("sections", &self.sections.len())
+            .field("file_len", &self.file_len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Container {
     /// Maps and validates the book at `path`, which must be of game `game`.
     pub fn open(path: &Path, game: [u8; 4]) -> Result<Container, BookError> {

@@ -235,6 +235,7 @@ pub fn ranked_plays(
 }
 
 /// An open bear-off book.
+#[derive(Debug)]
 pub struct BearoffBook {
     container: Container,
     checkers: usize,
@@ -351,9 +352,13 @@ impl BearoffBook {
     ///
     /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
     /// the size of that universe's table.
-    pub fn write_cubeless(path: &Path, checkers: usize, table: Vec<u32>) -> Result<(), BookError> {
+    pub fn write_cubeless(
+        path: impl AsRef<Path>,
+        checkers: usize,
+        table: Vec<u32>,
+    ) -> Result<(), BookError> {
         let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
-        write_book(path, checkers, false, slots, &bytes)
+        write_book(path.as_ref(), checkers, false, slots, &bytes)
     }
 
     /// Writes a cubeful table as a book, narrowing it in place to 16 bits.
@@ -362,9 +367,13 @@ impl BearoffBook {
     ///
     /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
     /// the size of that universe's table.
-    pub fn write_cubeful(path: &Path, checkers: usize, table: Vec<f64>) -> Result<(), BookError> {
+    pub fn write_cubeful(
+        path: impl AsRef<Path>,
+        checkers: usize,
+        table: Vec<f64>,
+    ) -> Result<(), BookError> {
         let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
-        write_book(path, checkers, true, slots, &bytes)
+        write_book(path.as_ref(), checkers, true, slots, &bytes)
     }
 
     /// A cubeless book in memory.

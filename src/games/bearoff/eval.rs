@@ -30,6 +30,17 @@ pub struct Plan {
     second: Option<Vec<Side>>,
 }
 
+impl std::fmt::Debug for Plan {
+    /// A summary: how many sides each table's movers have, and the pairs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("first", &self.first.len())
+            .field("second", &self.second.as_ref().map(Vec::len))
+            .field("pairs", &self.pairs())
+            .finish()
+    }
+}
+
 impl Plan {
     /// Finds the sides reachable from `mover` and from `opponent`.
     pub fn new(mover: &Side, opponent: &Side) -> Plan {
@@ -89,12 +100,14 @@ fn pairs(first: usize, second: Option<usize>) -> u64 {
 }
 
 /// The universes of a [`Plan`], built.
+#[derive(Debug)]
 struct Universes {
     first: Universe,
     second: Option<Universe>,
 }
 
 /// A solved evaluation: the values of every pair the game can visit.
+#[derive(Debug)]
 pub struct Evaluation {
     plan: Universes,
     first: Table,

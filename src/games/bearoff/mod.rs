@@ -49,6 +49,8 @@ pub mod side;
 pub mod solve;
 pub mod universe;
 
+pub use crate::book::BookError;
+pub use crate::kernels::Kernel;
 pub use book::{
     ranked_plays, BearoffBook, CubeAction, CubeEquities, Entry, Lookup, ProbeError, RankedPlay,
 };
@@ -58,8 +60,6 @@ pub use side::{ParseSideError, Side, MAX_CHECKERS, POINTS};
 pub use solve::{Progress, ONE};
 pub use universe::{Universe, LANES};
 
-use crate::book::BookError;
-use crate::kernels::Kernel;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,7 @@ impl GenerateOptions {
 }
 
 /// A generated table.
+#[derive(Clone, PartialEq)]
 pub enum Table {
     /// `P(win)` in fixed point ([`ONE`] = 1).
     Cubeless(Vec<u32>),
@@ -114,7 +115,18 @@ pub enum Table {
     Cubeful(Vec<f64>),
 }
 
+impl std::fmt::Debug for Table {
+    /// A summary: which values, how many.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Table::Cubeless(values) => write!(f, "Table::Cubeless({} values)", values.len()),
+            Table::Cubeful(values) => write!(f, "Table::Cubeful({} values)", values.len()),
+        }
+    }
+}
+
 /// The result of [`generate`].
+#[derive(Debug)]
 pub struct Generated {
     pub options: GenerateOptions,
     pub universe: Universe,
@@ -157,7 +169,8 @@ pub fn generate(options: GenerateOptions, progress: impl FnMut(Progress)) -> Gen
 
 impl Generated {
     /// Writes the book (narrowing the table in place).
-    pub fn write(self, path: &Path) -> Result<(), BookError> {
+    pub fn write(self, path: impl AsRef<Path>) -> Result<(), BookError> {
+        let path = path.as_ref();
         let checkers = self.options.checkers;
         match self.table {
             Table::Cubeless(table) => BearoffBook::write_cubeless(path, checkers, table),

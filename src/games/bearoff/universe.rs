@@ -113,6 +113,16 @@ pub fn reachable_sides(starts: &[Side]) -> Vec<Side> {
     seen.into_iter().collect()
 }
 
+impl std::fmt::Debug for Universe {
+    /// A summary: its positions and slots.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Universe")
+            .field("positions", &self.positions())
+            .field("slots", &self.slots())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Universe {
     /// Every side with at most `max_checkers` checkers.
     pub fn full(max_checkers: usize) -> Universe {

@@ -296,6 +296,19 @@ pub struct OwareBook {
     index: BoardIndex,
 }
 
+impl fmt::Debug for OwareBook {
+    /// A summary: where the book is, its extent and encoding.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwareBook")
+            .field("path", &self.container.path())
+            .field("max_seeds", &self.max_seeds())
+            .field("turn_limit", &self.turn_limit)
+            .field("encoding", &self.encoding)
+            .field("records_checked", &self.records_checked)
+            .finish_non_exhaustive()
+    }
+}
+
 impl OwareBook {
     /// Opens and validates the book at `path`, every record of it.
     pub fn open(path: impl AsRef<Path>) -> Result<OwareBook, BookError> {
@@ -466,7 +479,7 @@ impl OwareBook {
 
     /// Writes a generated book to `path` (under a temporary name, then renamed)
     /// in the compact encoding where it applies (see [`Encoding::for_book`]).
-    pub fn write(path: &Path, generated: &Generated) -> Result<(), BookError> {
+    pub fn write(path: impl AsRef<Path>, generated: &Generated) -> Result<(), BookError> {
         Self::write_with(path, generated, Encoding::for_book(generated))
     }
 
@@ -477,13 +490,13 @@ impl OwareBook {
     /// With a per-board change encoding for a turn limit above
     /// [`COMPACT_TURNS`] (no reader would open the book).
     pub fn write_with(
-        path: &Path,
+        path: impl AsRef<Path>,
         generated: &Generated,
         encoding: Encoding,
     ) -> Result<(), BookError> {
         let levels = Self::encode(generated, encoding);
         book::write(
-            path,
+            path.as_ref(),
             GAME_TAG,
             &Self::params(generated, encoding),
             &sections(generated, &levels),

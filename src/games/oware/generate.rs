@@ -93,6 +93,7 @@ impl GenerateOptions {
 }
 
 /// A generated Oware book, in memory.
+#[derive(Debug)]
 pub struct Generated {
     /// The options it was generated with.
     pub options: GenerateOptions,

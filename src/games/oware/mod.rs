@@ -8,6 +8,7 @@ pub mod movegen;
 pub mod rules;
 pub mod runs;
 
+pub use crate::book::BookError;
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{
     Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, Line, LineEnd,
