@@ -93,7 +93,6 @@ impl GenerateOptions {
 }
 
 /// A generated Oware book, in memory.
-#[derive(Debug)]
 pub struct Generated {
     /// The options it was generated with.
     pub options: GenerateOptions,
@@ -106,6 +105,18 @@ pub struct Generated {
     /// Per seed level, when it was done, from the start of the generation
     /// (levels taken over from an earlier book: zero).
     pub level_done: Vec<Duration>,
+}
+
+impl std::fmt::Debug for Generated {
+    /// A summary: its options and extent (the values left out: megabytes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generated")
+            .field("options", &self.options)
+            .field("states", &self.solution.level_starts.last().unwrap_or(&0))
+            .field("turns_swept", &self.solution.turns_swept)
+            .field("elapsed", &self.solution.elapsed)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Generated {
