@@ -25,6 +25,12 @@
 //! into place once complete, so a crash never leaves a partial book behind:
 //! whole by [`write()`], or section by section by an [`Appender`], whose file
 //! is a complete book of the sections committed so far (a checkpoint).
+//!
+//! An open book maps its file into memory. Replacing the file (as these
+//! writers do, by renaming a new one over it) leaves the open book reading
+//! the old one; truncating or rewriting the file in place while it is open,
+//! which no writer here does, is beyond what a reader can guard against (a
+//! read past the new end is a `SIGBUS`).
 
 pub mod compact;
 mod direct;
