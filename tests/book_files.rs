@@ -1166,6 +1166,14 @@ fn change_encodings_refuse_books_past_their_turns() {
         assert!(written.is_err(), "{encoding:?} wrote 300 turns");
         assert!(!path.exists());
     }
+    // A writer appending levels commits none of them in such an encoding.
+    let mut writer = endbook::games::oware::BookWriter::create(&path, Encoding::Changes).unwrap();
+    for level in 0..generated.solution.levels.len() {
+        writer.append_level(&generated.solution, level).unwrap();
+    }
+    let finished = catch_unwind(AssertUnwindSafe(|| writer.finish(&generated, &path)));
+    assert!(finished.is_err(), "a writer committed 300 turns in Changes");
+    assert!(OwareBook::open(&path).is_err());
     OwareBook::write(&path, &generated).unwrap();
     let book = OwareBook::open(&path).unwrap();
     assert_eq!(book.turn_limit(), 300);
@@ -1207,6 +1215,40 @@ fn books_are_written_through_links_and_never_over_other_files() {
             other => panic!("{path:?}: {other:?}"),
         }
     }
+    // And a writer appending levels: created, and renamed at the end,
+    // alike (creating at a pipe had waited for a reader).
+    use endbook::games::oware::BookWriter;
+    let partial = dir.path().join("w.partial");
+    let appended = || {
+        let mut writer = BookWriter::create(&partial, Encoding::Changes).unwrap();
+        for level in 0..generated.solution.levels.len() {
+            writer.append_level(&generated.solution, level).unwrap();
+        }
+        writer
+    };
+    for (path, kind) in [
+        (&pipe, std::io::ErrorKind::InvalidInput),
+        (&folder, std::io::ErrorKind::InvalidInput),
+        (&dangling, std::io::ErrorKind::NotFound),
+    ] {
+        match BookWriter::create(path, Encoding::Changes) {
+            Err(BookError::Io { source, .. }) => assert_eq!(source.kind(), kind, "{path:?}"),
+            Err(other) => panic!("{path:?}: {other:?}"),
+            Ok(_) => panic!("{path:?}: created"),
+        }
+        match appended().finish(&generated, path) {
+            Err(BookError::Io { source, .. }) => assert_eq!(source.kind(), kind, "{path:?}"),
+            other => panic!("{path:?}: {other:?}"),
+        }
+    }
+    fs::remove_file(&partial).unwrap();
+    fs::write(&target, b"old").unwrap();
+    appended().finish(&generated, &link).unwrap();
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(OwareBook::open(&target).unwrap().max_seeds(), 3);
     assert!(fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo());
     assert!(folder.is_dir());
     assert!(fs::symlink_metadata(&dangling)

@@ -482,11 +482,18 @@ pub fn write(
 /// would replace whatever is at `path`: anything there but a regular file
 /// (a folder, a named pipe, a device) is refused with
 /// [`io::ErrorKind::InvalidInput`], a link to nothing with
-/// [`io::ErrorKind::NotFound`].
+/// [`io::ErrorKind::NotFound`], a link that cannot be followed (a loop) with
+/// the system's error.
 pub fn output_path(path: &Path) -> io::Result<PathBuf> {
     let target = match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path)
-            .map_err(|_| io::Error::new(io::ErrorKind::NotFound, "a symbolic link to nothing"))?,
+        Ok(meta) if meta.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => {
+                    io::Error::new(io::ErrorKind::NotFound, "a symbolic link to nothing")
+                }
+                _ => e,
+            })?
+        }
         _ => path.to_owned(),
     };
     match std::fs::metadata(&target) {
@@ -704,13 +711,17 @@ impl Appender {
     }
 
     /// Creates (or empties) the file at `path` for a book of game `game`
-    /// with `params` parameters.
+    /// with `params` parameters: a regular file, or the one a symbolic link
+    /// there points to (anything else is refused, as by [`output_path`]: a
+    /// named pipe would have held the call up until a reader came).
     pub fn create(path: &Path, game: [u8; 4], params: usize) -> Result<Appender, BookError> {
         assert!(params <= MAX_PARAMS as usize);
-        let file = File::create(path).map_err(|source| BookError::Io {
+        let io_error = |source| BookError::Io {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        let path = &output_path(path).map_err(io_error)?;
+        let file = File::create(path).map_err(io_error)?;
         Ok(Appender {
             path: path.to_owned(),
             file,
@@ -897,14 +908,17 @@ impl Appender {
         write(&mut self.file).map_err(|source| self.io_error(source))
     }
 
-    /// Gives the file another name (replacing any file there); appending
-    /// goes on.
+    /// Gives the file another name, replacing a regular file there, or
+    /// writing through a symbolic link there (never over anything else:
+    /// see [`output_path`]); appending goes on.
     pub fn rename(&mut self, path: &Path) -> Result<(), BookError> {
-        std::fs::rename(&self.path, path).map_err(|source| BookError::Io {
+        let io_error = |source| BookError::Io {
             path: path.to_owned(),
             source,
-        })?;
-        self.path = path.to_owned();
+        };
+        let target = output_path(path).map_err(io_error)?;
+        std::fs::rename(&self.path, &target).map_err(io_error)?;
+        self.path = target;
         Ok(())
     }
 

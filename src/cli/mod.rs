@@ -205,16 +205,21 @@ fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
 /// type's range, 0 included); an argument starting with '-' that clap took
 /// for an unknown flag, or refused as a value: after an option that takes
 /// a number, or among a board's counts, that it cannot be negative (or,
-/// for `-0`, that it takes no sign); after
+/// for `-0`, that it is written without a sign); after
 /// one that takes another kind of value, that such a value goes after '='.
 /// `None`: clap's own message says it (its quotes shortened by
 /// `usage_error`).
 fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let negative = |whole: &str| {
-        // `-0` is no negative number, but takes a sign none of them has.
-        let sign = if whole[1..].bytes().all(|b| b == b'0') {
-            "take no sign"
+        // `-0` (or `-0.0G`, or a board's `-0`) is no negative number: every
+        // number with a sign is a zero.
+        let zero = |token: &str| !token.bytes().any(|b| (b'1'..=b'9').contains(&b));
+        let signed_zeros = (whole.split(|c: char| c.is_whitespace() || c == ','))
+            .filter(|token| token.starts_with('-'))
+            .all(zero);
+        let sign = if signed_zeros {
+            "are written without a sign"
         } else {
             "cannot be negative"
         };
@@ -538,6 +543,9 @@ fn writable_output(path: &Path, elsewhere: Option<&str>) -> Result<PathBuf, CliE
                 "{} is a symbolic link to nothing: name the file to write",
                 path.display()
             )))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::InvalidInput => {
+            return Err(CliError::Input(format!("{}: {e}", path.display())))
         }
         Err(_) => {
             return Err(CliError::Input(format!(

@@ -18,6 +18,12 @@ pub const LANES: usize = 8;
 /// or a no-move score.
 pub const VALUE_BOUND: i8 = 63;
 
+/// Whether `value` lies within ±[`VALUE_BOUND`].
+#[inline(always)]
+pub(crate) fn within_bound(value: i8) -> bool {
+    value.unsigned_abs() <= VALUE_BOUND as u8
+}
+
 /// Capture stored in padding slots.
 pub const PAD_CAPTURE: i8 = i8::MIN;
 
@@ -69,7 +75,7 @@ impl<const MOVES: usize> Emitter<'_, MOVES> {
     pub fn push(&mut self, moves: &[(u32, i8)], no_move_score: i8) {
         assert!(moves.len() <= MOVES, "more than {MOVES} moves");
         assert!(
-            no_move_score.unsigned_abs() <= VALUE_BOUND as u8,
+            within_bound(no_move_score),
             "no-move score {no_move_score} beyond the value bound"
         );
         let (block, lane) = (self.next / LANES, self.next % LANES);
@@ -79,7 +85,7 @@ impl<const MOVES: usize> Emitter<'_, MOVES> {
             // Kernels read `prev[child]` unchecked: this bound is what makes that sound.
             assert!((child as usize) < self.states, "child index out of range");
             assert!(
-                k >= moves.len() || capture.unsigned_abs() <= VALUE_BOUND as u8,
+                k >= moves.len() || within_bound(capture),
                 "capture {capture} beyond the value bound"
             );
             self.children[row + k * LANES] = child;

@@ -16,7 +16,7 @@
 //! few do; all modes give identical results.
 
 use super::awake::Awake;
-use super::cache::{MoveCache, LANES, VALUE_BOUND};
+use super::cache::{within_bound, MoveCache, LANES, VALUE_BOUND};
 use super::changes::{ChangeCursor, LayerChanges, PackedChanges};
 use super::layer::zeroed_layer;
 use super::picker::{KernelPicker, KernelTrial, TurnKernels};
@@ -445,7 +445,7 @@ pub fn solve<const MOVES: usize>(
         // (past it, the kernels' byte arithmetic would wrap or saturate,
         // each its own way).
         assert!(
-            (layer_changes.values.iter()).all(|v| v.unsigned_abs() <= VALUE_BOUND as u8),
+            layer_changes.values.iter().all(|&v| within_bound(v)),
             "a value past ±{VALUE_BOUND} with {turn} turns left: the game's scores exceed \
              the engine's range"
         );

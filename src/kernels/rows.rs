@@ -98,7 +98,8 @@ impl RunLists {
     ///
     /// # Panics
     ///
-    /// Where a run's columns or its child columns pass `u32::MAX`.
+    /// Where a run's end (one past its last column, or its last child
+    /// column) does not fit in a `u32`.
     pub fn push(&mut self, runs: &[Run]) -> u32 {
         if self.starts.is_empty() {
             self.starts.push((0, 0));
@@ -108,7 +109,7 @@ impl RunLists {
         for run in &runs {
             assert!(
                 run.src.checked_add(run.len).is_some() && run.dst.checked_add(run.len).is_some(),
-                "a run's columns pass u32::MAX: {run:?}"
+                "a run's end passes u32::MAX: {run:?}"
             );
         }
         let first_column = self.dst.len();

@@ -494,11 +494,12 @@ impl OwareBook {
         generated: &Generated,
         encoding: Encoding,
     ) -> Result<(), BookError> {
+        let params = Self::params(generated, encoding);
         let levels = Self::encode(generated, encoding);
         book::write(
             path.as_ref(),
             GAME_TAG,
-            &Self::params(generated, encoding),
+            &params,
             &sections(generated, &levels),
         )
     }
@@ -520,15 +521,24 @@ impl OwareBook {
     ///
     /// As [`OwareBook::write_with`].
     pub fn to_bytes_with(generated: &Generated, encoding: Encoding) -> Vec<u8> {
+        let params = Self::params(generated, encoding);
         let levels = Self::encode(generated, encoding);
-        book::to_bytes(
-            GAME_TAG,
-            &Self::params(generated, encoding),
-            &sections(generated, &levels),
-        )
+        book::to_bytes(GAME_TAG, &params, &sections(generated, &levels))
     }
 
+    /// The header's parameters of `generated` in `encoding`: what every
+    /// writer commits a book with.
+    ///
+    /// # Panics
+    ///
+    /// As [`OwareBook::write_with`].
     fn params(generated: &Generated, encoding: Encoding) -> [u64; PARAMS] {
+        let turn_limit = generated.options.turn_limit;
+        assert!(
+            encoding.codec().is_none() || turn_limit <= COMPACT_TURNS,
+            "{encoding:?} covers at most {COMPACT_TURNS} turns, not the book's {turn_limit}: \
+             write it with Encoding::for_book (or Layers)"
+        );
         [
             RULES_ABAPA,
             generated.options.turn_limit.into(),
@@ -540,12 +550,6 @@ impl OwareBook {
 
     /// Each level's section bytes.
     fn encode(generated: &Generated, encoding: Encoding) -> Vec<Vec<u8>> {
-        let turn_limit = generated.options.turn_limit;
-        assert!(
-            encoding.codec().is_none() || turn_limit <= COMPACT_TURNS,
-            "{encoding:?} covers at most {COMPACT_TURNS} turns, not the book's {turn_limit}: \
-             write it with Encoding::for_book (or Layers)"
-        );
         (0..generated.solution.levels.len())
             .into_par_iter()
             .map(|level| {
@@ -1163,7 +1167,8 @@ enum WriteJob {
 
 impl BookWriter {
     /// Starts an empty book at `path` (emptying any file there).
-    pub fn create(path: &Path, encoding: Encoding) -> Result<BookWriter, BookError> {
+    pub fn create(path: impl AsRef<Path>, encoding: Encoding) -> Result<BookWriter, BookError> {
+        let path = path.as_ref();
         let appender = Appender::create(path, GAME_TAG, PARAMS)?;
         Ok(Self::start(path, appender, 0, encoding))
     }
@@ -1316,6 +1321,10 @@ impl BookWriter {
 
     /// Makes the levels appended so far, which must be all of `generated`'s,
     /// the book on disk (once the writer gets to it).
+    ///
+    /// # Panics
+    ///
+    /// As [`OwareBook::write_with`], for the writer's encoding.
     pub fn commit(&mut self, generated: &Generated) -> Result<(), BookError> {
         let params = OwareBook::params(generated, self.encoding);
         self.commit_params(generated.solution.levels.len(), params)
@@ -1328,20 +1337,30 @@ impl BookWriter {
         self.send(WriteJob::Commit(params))
     }
 
-    /// Renames the book to `path` (replacing any file there) once what was
-    /// sent before is written: after a [`BookWriter::commit`], a complete
-    /// book replaces the file at `path` at once.
-    pub fn rename(&mut self, path: &Path) -> Result<(), BookError> {
+    /// Renames the book to `path` (as [`book::Appender::rename`] does) once
+    /// what was sent before is written: after a [`BookWriter::commit`], a
+    /// complete book replaces the file at `path` at once.
+    pub fn rename(&mut self, path: impl AsRef<Path>) -> Result<(), BookError> {
+        let path = path.as_ref();
         self.path = path.to_owned();
         self.send(WriteJob::Rename(path.to_owned()))
     }
 
     /// Waits for everything sent, commits `generated` and renames the book
-    /// to `path`.
-    pub fn finish(mut self, generated: &Generated, path: &Path) -> Result<(), BookError> {
+    /// to `path` (as [`book::Appender::rename`] does).
+    ///
+    /// # Panics
+    ///
+    /// As [`BookWriter::commit`].
+    pub fn finish(
+        mut self,
+        generated: &Generated,
+        path: impl AsRef<Path>,
+    ) -> Result<(), BookError> {
         assert_eq!(self.levels, generated.solution.levels.len());
+        let params = OwareBook::params(generated, self.encoding);
         let appender = self.wait()?;
-        appender.finish(&OwareBook::params(generated, self.encoding), path)
+        appender.finish(&params, path.as_ref())
     }
 
     fn send(&mut self, job: WriteJob) -> Result<(), BookError> {
