@@ -17,7 +17,6 @@ use super::solve::{solve, Cubeful, Cubeless, Progress};
 use super::universe::{reachable_sides, Universe};
 use super::Table;
 use crate::kernels::Kernel;
-use std::collections::HashSet;
 
 /// The sides an evaluation of (`mover`, `opponent`) solves, found but not
 /// yet laid out as universes: enough to size its tables
@@ -54,8 +53,9 @@ impl Plan {
         if large <= 2 * small {
             // What is reachable from either: the union of the two.
             let mut union = from_mover;
-            let known: HashSet<Side> = union.iter().copied().collect();
-            union.extend(from_opponent.into_iter().filter(|s| !known.contains(s)));
+            union.extend(from_opponent);
+            union.sort_unstable();
+            union.dedup();
             return Plan {
                 first: union,
                 second: None,
