@@ -12,7 +12,7 @@ use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
     Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
 };
-use endbook::games::excerpt;
+use endbook::games::{count_fields, excerpt};
 use endbook::kernels::{Kernel, KernelKind};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -368,10 +368,7 @@ fn run_batch(book: &BearoffBook) -> Result<(), CliError> {
             // X's six counts, then O's, or the two split by a '|'.
             [x, o] => (side(x, "X")?, side(o, "O")?),
             [line] => {
-                let counts: Vec<&str> = line
-                    .split(|c: char| c.is_whitespace() || c == ',')
-                    .filter(|f| !f.is_empty())
-                    .collect();
+                let counts: Vec<&str> = count_fields(line).collect();
                 if counts.len() != 2 * POINTS {
                     return Err(LineError::Bad(format!(
                         "expected {} counts, found {}",

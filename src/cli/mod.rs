@@ -27,7 +27,7 @@ mod interrupt {
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use endbook::book::BookError;
-use endbook::games::{escape_controls, excerpt, game_of};
+use endbook::games::{count_fields, escape_controls, excerpt, game_of};
 use endbook::kernels::{Kernel, KernelKind};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -215,7 +215,7 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
         // `-0` (or `-0.0G`, or a board's `-0`) is no negative number: every
         // number with a sign is a zero.
         let zero = |token: &str| !token.bytes().any(|b| (b'1'..=b'9').contains(&b));
-        let signed_zeros = (whole.split(|c: char| c.is_whitespace() || c == ','))
+        let signed_zeros = count_fields(whole)
             .filter(|token| token.starts_with('-'))
             .all(zero);
         let sign = if signed_zeros {

@@ -32,6 +32,13 @@ pub const GAMES: &[GameTag] = &[
     },
 ];
 
+/// The fields of a list of counts as positions are written: separated by
+/// whitespace and/or commas (`4 4 0`, `4,4,0`, `4, 4, 0`).
+pub fn count_fields(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|field| !field.is_empty())
+}
+
 /// A token of bad input as an error message quotes it: whole up to 24
 /// characters, else its first 20 and how long it was (a line of a megabyte
 /// makes no megabyte message), control characters escaped (a newline

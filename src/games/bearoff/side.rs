@@ -6,6 +6,7 @@
 //! on the 6-point. (gnubg also numbers from the ace point; the status document
 //! 004 notes that some tools write the 6-point first.)
 
+use crate::games::count_fields;
 use std::fmt;
 use std::str::FromStr;
 
@@ -160,10 +161,7 @@ impl FromStr for Side {
     type Err = ParseSideError;
 
     fn from_str(text: &str) -> Result<Side, ParseSideError> {
-        let fields: Vec<&str> = text
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|f| !f.is_empty())
-            .collect();
+        let fields: Vec<&str> = count_fields(text).collect();
         if fields.len() != POINTS {
             return Err(ParseSideError::WrongLength(fields.len()));
         }

@@ -5,6 +5,7 @@
 //! notation is the 12 counts in that order, as a CodinGame bot reads its input:
 //! `"4 4 4 4 4 4 4 4 4 4 4 4"` is the opening position.
 
+use crate::games::count_fields;
 use std::fmt;
 use std::str::FromStr;
 
@@ -145,12 +146,7 @@ impl FromStr for Board {
     /// Reads 12 counts separated by spaces and/or commas, and at most one
     /// `|` between the sides (as boards are shown: `4 4 4 4 4 4 | 4 4 4 4 4 4`).
     fn from_str(text: &str) -> Result<Board, ParseBoardError> {
-        let counts = |text: &str| -> Vec<String> {
-            text.split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|f| !f.is_empty())
-                .map(str::to_owned)
-                .collect()
-        };
+        let counts = |text| count_fields(text).collect::<Vec<&str>>();
         let fields = match text.split('|').collect::<Vec<_>>()[..] {
             [all] => counts(all),
             [mover, other] => {
