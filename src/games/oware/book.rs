@@ -65,11 +65,19 @@ impl Encoding {
 
     /// The encoding books with this turn limit are written in.
     pub fn for_turn_limit(turn_limit: u32) -> Encoding {
-        if turn_limit <= COMPACT_TURNS {
+        if Encoding::Changes.covers(turn_limit) {
             Encoding::Changes
         } else {
             Encoding::Layers
         }
+    }
+
+    /// Whether a book with this turn limit can be stored in this encoding:
+    /// the per-board change encodings cover at most [`COMPACT_TURNS`] (a
+    /// record's turns are bytes). Writers keep to it and readers hold books
+    /// to it.
+    pub fn covers(self, turn_limit: u32) -> bool {
+        self.codec().is_none() || turn_limit <= COMPACT_TURNS
     }
 
     /// The encoding a book's parameter `code` names.
@@ -365,8 +373,8 @@ impl OwareBook {
                 "turn limit {turn_limit} and {turns_swept} layers swept are out of range"
             )));
         }
-        if encoding.codec().is_some() && turn_limit > u64::from(COMPACT_TURNS) {
-            // What the writer keeps to: a record's turns are bytes.
+        // (The turn limit is within MAX_TURN_LIMIT, a u32, from here on.)
+        if !encoding.covers(turn_limit as u32) {
             return Err(container.corrupt(format!(
                 "turn limit {turn_limit} in a per-board change encoding, which covers at most \
                  {COMPACT_TURNS} turns"
@@ -535,7 +543,7 @@ impl OwareBook {
     fn params(generated: &Generated, encoding: Encoding) -> [u64; PARAMS] {
         let turn_limit = generated.options.turn_limit;
         assert!(
-            encoding.codec().is_none() || turn_limit <= COMPACT_TURNS,
+            encoding.covers(turn_limit),
             "{encoding:?} covers at most {COMPACT_TURNS} turns, not the book's {turn_limit}: \
              write it with Encoding::for_book (or Layers)"
         );
