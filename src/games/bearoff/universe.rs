@@ -98,6 +98,21 @@ pub struct Universe {
     children: Vec<u32>,
 }
 
+/// The number of `sides` with each pip count, from 0 to the largest.
+fn class_sizes(sides: &[Side]) -> Vec<usize> {
+    let max_pips = sides.iter().map(Side::pips).max().unwrap_or(0);
+    let mut sizes = vec![0; max_pips + 1];
+    for side in sides {
+        sizes[side.pips()] += 1;
+    }
+    sizes
+}
+
+/// Slots a pip class of `size` sides takes: whole blocks of [`LANES`].
+fn padded(size: usize) -> usize {
+    size.next_multiple_of(LANES)
+}
+
 /// Every side some play sequence can reach from one of `starts` (the starts
 /// included), in no particular order.
 pub fn reachable_sides(starts: &[Side]) -> Vec<Side> {
@@ -172,29 +187,23 @@ impl Universe {
     /// has, padding included, without building it: what its tables' size
     /// is reckoned from.
     pub fn slots_of(sides: &[Side]) -> usize {
-        let max_pips = sides.iter().map(Side::pips).max().unwrap_or(0);
-        let mut per_class = vec![0usize; max_pips + 1];
-        for side in sides {
-            per_class[side.pips()] += 1;
-        }
-        per_class.iter().map(|&n| n.next_multiple_of(LANES)).sum()
+        class_sizes(sides).into_iter().map(padded).sum()
     }
 
-    /// Slots for `sides`, without result groups.
+    /// Slots for `sides`, without result groups: each pip class in turn,
+    /// padded.
     fn layout(keys: Keys, mut sides: Vec<Side>) -> Universe {
         sides.sort_by_cached_key(|s| (s.pips(), s.checkers(), keys.key(s)));
-        let max_pips = sides.iter().map(Side::pips).max().unwrap_or(0);
-        let mut slots = Vec::with_capacity(sides.len() + LANES * (max_pips + 1));
-        let mut class_start = Vec::with_capacity(max_pips + 2);
-        let mut next = sides.iter().peekable();
-        for pips in 0..=max_pips {
+        let sizes = class_sizes(&sides);
+        let mut slots = Vec::with_capacity(sizes.iter().copied().map(padded).sum());
+        let mut class_start = Vec::with_capacity(sizes.len() + 1);
+        let mut rest = &sides[..];
+        for size in sizes {
             class_start.push(slots.len());
-            while let Some(side) = next.next_if(|s| s.pips() == pips) {
-                slots.push(Some(*side));
-            }
-            while !slots.len().is_multiple_of(LANES) {
-                slots.push(None);
-            }
+            let (class, tail) = rest.split_at(size);
+            slots.extend(class.iter().copied().map(Some));
+            slots.resize(slots.len() + padded(size) - size, None);
+            rest = tail;
         }
         class_start.push(slots.len());
         let mut slot_of_key = vec![u32::MAX; keys.count(MAX_CHECKERS)];
