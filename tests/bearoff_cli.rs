@@ -291,18 +291,15 @@ fn bad_input_exits_with_code_2() {
         bad_input(args, hint);
     }
     // Nor an unknown flag, nor a third die.
-    let third_die = [
+    let eval_ones = [
         "bearoff",
         "eval",
         "--x",
         "0 0 0 0 0 1",
         "--o",
         "0 0 0 0 0 1",
-        "--roll",
-        "1",
-        "6",
-        "3",
     ];
+    let third_die = [&eval_ones[..], &["--roll", "1", "6", "3"]].concat();
     for (args, unexpected) in [
         (
             &["bearoff", "eval", "--x", "0 0 0 0 0 1", "--y", "1"][..],
@@ -370,16 +367,7 @@ fn bad_input_exits_with_code_2() {
     );
     assert!(!out.exists());
     bad_input(
-        &[
-            "bearoff",
-            "eval",
-            "--x",
-            "0 0 0 0 0 1",
-            "--o",
-            "0 0 0 0 0 1",
-            "--memory-limit",
-            "1K",
-        ],
+        &[&eval_ones[..], &["--memory-limit", "1K"]].concat(),
         "of memory, more than 90% of the 1.0 KB available",
     );
 }
