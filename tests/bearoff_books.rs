@@ -9,8 +9,27 @@ use endbook::games::bearoff::book::{
     decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME_TAG,
 };
 use endbook::games::bearoff::{
-    generate, BearoffBook, GenerateOptions, Lookup, ProbeError, Side, Universe, ONE,
+    generate, BearoffBook, GenerateOptions, Lookup, OptionsError, ProbeError, Side, Universe,
+    MAX_CHECKERS, ONE,
 };
+
+/// Checker counts no table is made of are refused by `check` and by
+/// `generate`, before any work; the bounds themselves pass `check`.
+#[test]
+fn generating_checker_counts_outside_the_tables_is_refused() {
+    for checkers in [0, MAX_CHECKERS + 1] {
+        let options = GenerateOptions::new(checkers, false);
+        let message = format!("{checkers} checkers: generate takes 1 to 15 per side");
+        assert_eq!(options.check(), Err(OptionsError::Checkers(checkers)));
+        assert_eq!(OptionsError::Checkers(checkers).to_string(), message);
+        let outcome = std::panic::catch_unwind(|| generate(options, |_| {}));
+        let error = outcome.expect_err("no table");
+        assert_eq!(*error.downcast::<String>().unwrap(), message);
+    }
+    for checkers in [1, MAX_CHECKERS] {
+        assert_eq!(GenerateOptions::new(checkers, true).check(), Ok(()));
+    }
+}
 
 /// Largest error of a decoded probability, as the book module states.
 const PROBABILITY_PRECISION: f64 = 0.5 / 65535.0;

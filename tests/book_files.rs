@@ -10,8 +10,8 @@ use endbook::book::{
 };
 use endbook::games::oware::book::{GAME_TAG, RULES_ABAPA};
 use endbook::games::oware::{
-    generate, Board, BoardIndex, Encoding, GenerateOptions, OwareBook, DEFAULT_TURN_LIMIT,
-    MAX_BOOK_SEEDS,
+    generate, Board, BoardIndex, Encoding, GenerateOptions, OptionsError, OwareBook,
+    DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use std::fs;
 use std::io::Write;
@@ -1121,21 +1121,41 @@ fn parallel_checksums_equal_plain_ones() {
     }
 }
 
-/// A turn limit no book can record is refused before any work (a book
-/// generated with it would be written, then refused on open).
+/// Options no book can hold (a turn limit no book records, more seeds
+/// than books index) are refused by `check` and, before any work, by
+/// `generate` (a book generated with such a turn limit would be written,
+/// then refused on open); the limits themselves pass.
 #[test]
-fn generating_with_a_turn_limit_no_book_records_panics() {
-    for (limit, message) in [
-        (0, "turn limit 0: books hold 1 to 65535"),
-        (65_536, "turn limit 65536: books hold 1 to 65535"),
+fn generating_what_no_book_holds_is_refused() {
+    let with = |max_seeds, turn_limit| GenerateOptions {
+        turn_limit,
+        ..GenerateOptions::new(max_seeds)
+    };
+    for (options, refusal, message) in [
+        (
+            with(2, 0),
+            OptionsError::TurnLimit(0),
+            "turn limit 0: books hold 1 to 65535",
+        ),
+        (
+            with(2, 65_536),
+            OptionsError::TurnLimit(65_536),
+            "turn limit 65536: books hold 1 to 65535",
+        ),
+        (
+            with(28, 200),
+            OptionsError::Seeds(28),
+            "28 seeds: books hold at most 27",
+        ),
     ] {
-        let options = GenerateOptions {
-            turn_limit: limit,
-            ..GenerateOptions::new(2)
-        };
+        assert_eq!(options.check(), Err(refusal));
+        assert_eq!(refusal.to_string(), message);
         let outcome = std::panic::catch_unwind(|| generate(options, |_| {}));
         let error = outcome.expect_err("no book");
         assert_eq!(*error.downcast::<String>().unwrap(), message);
+    }
+    for options in [with(0, 1), with(MAX_BOOK_SEEDS, MAX_TURN_LIMIT)] {
+        assert_eq!(options.check(), Ok(()), "{options:?}");
     }
 }
 

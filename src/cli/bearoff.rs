@@ -10,7 +10,7 @@ use super::{
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
-    Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
+    OptionsError, Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
 };
 use endbook::games::{count_fields, excerpt};
 use endbook::kernels::{Kernel, KernelKind};
@@ -178,19 +178,18 @@ const UNIVERSE_SECONDS_PER_SIDE: f64 = 2.5e-5;
 const WRITE_BYTES_PER_SECOND: f64 = 2.7e8;
 
 fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
-    if !(1..=MAX_CHECKERS).contains(&args.checkers) {
-        return Err(CliError::Input(format!(
-            "--checkers must be between 1 and {MAX_CHECKERS}, got {}",
-            args.checkers
-        )));
-    }
     let kernel = kernel(args.kernel)?;
-    let threads = configure_threads(args.resources.threads)?;
     let options = GenerateOptions {
         checkers: args.checkers,
         cube: args.cube,
         kernel,
     };
+    options.check().map_err(|error| match error {
+        OptionsError::Checkers(checkers) => CliError::Input(format!(
+            "--checkers must be between 1 and {MAX_CHECKERS}, got {checkers}"
+        )),
+    })?;
+    let threads = configure_threads(args.resources.threads)?;
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from(match args.cube {
             true => format!("bearoff-{}-cube.book", args.checkers),

@@ -16,8 +16,8 @@ use endbook::engine::MIN_TRIAL_STATES;
 use endbook::games::excerpt;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
-    Generated, LevelEncoder, Line, LineEnd, MoveGen, MoveGenKind, OwareBook, ProbeError, Sweep,
-    DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
+    Generated, LevelEncoder, Line, LineEnd, MoveGen, MoveGenKind, OptionsError, OwareBook,
+    ProbeError, Sweep, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
@@ -419,13 +419,27 @@ impl Estimate {
     }
 }
 
+/// [`GenerateOptions::check`]'s refusal in the options' words.
+fn options_error(error: OptionsError) -> CliError {
+    CliError::Input(match error {
+        OptionsError::Seeds(seeds) => {
+            format!("--max-seeds must be between 1 and {MAX_BOOK_SEEDS}, got {seeds}")
+        }
+        OptionsError::TurnLimit(turns) => {
+            format!("--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {turns}")
+        }
+    })
+}
+
 fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
-    if !(1..=MAX_BOOK_SEEDS).contains(&args.max_seeds) {
-        return Err(CliError::Input(format!(
-            "--max-seeds must be between 1 and {MAX_BOOK_SEEDS}, got {}",
-            args.max_seeds
-        )));
+    // (The library makes a book of the empty board alone from 0 seeds; the
+    // command line asks for at least 1.)
+    if args.max_seeds == 0 {
+        return Err(options_error(OptionsError::Seeds(0)));
     }
+    GenerateOptions::new(args.max_seeds)
+        .check()
+        .map_err(options_error)?;
     // Before anything runs on the global pool (checksums do).
     let threads = configure_threads(args.resources.threads)?;
     // The book --extend builds on, its header and checksums checked (its
@@ -442,11 +456,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         // (A book that cannot be read is reported by the checks below.)
         _ => DEFAULT_TURN_LIMIT,
     };
-    if !(1..=MAX_TURN_LIMIT).contains(&turn_limit) {
-        return Err(CliError::Input(format!(
-            "--turn-limit must be between 1 and {MAX_TURN_LIMIT}, got {turn_limit}"
-        )));
+    GenerateOptions {
+        turn_limit,
+        ..GenerateOptions::new(args.max_seeds)
     }
+    .check()
+    .map_err(options_error)?;
     let named = args.out.is_some();
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from(if turn_limit == DEFAULT_TURN_LIMIT {

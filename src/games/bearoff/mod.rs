@@ -85,6 +85,22 @@ impl GenerateOptions {
         }
     }
 
+    /// Whether a book can be made of these options: 1 to [`MAX_CHECKERS`]
+    /// checkers per side. [`generate`] panics where this fails.
+    ///
+    /// ```
+    /// use endbook::games::bearoff::{GenerateOptions, OptionsError};
+    ///
+    /// assert_eq!(GenerateOptions::new(6, true).check(), Ok(()));
+    /// assert_eq!(GenerateOptions::new(16, false).check(), Err(OptionsError::Checkers(16)));
+    /// ```
+    pub fn check(&self) -> Result<(), OptionsError> {
+        match self.checkers {
+            1..=MAX_CHECKERS => Ok(()),
+            checkers => Err(OptionsError::Checkers(checkers)),
+        }
+    }
+
     /// Pairs in the table, padding included.
     ///
     /// # Panics
@@ -105,6 +121,27 @@ impl GenerateOptions {
         self.pairs() * if self.cube { 8 } else { 2 }
     }
 }
+
+/// Why [`GenerateOptions`] ask for a book that cannot be made
+/// ([`GenerateOptions::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionsError {
+    /// Checkers per side outside `1..=`[`MAX_CHECKERS`].
+    Checkers(usize),
+}
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionsError::Checkers(checkers) => write!(
+                f,
+                "{checkers} checkers: generate takes 1 to {MAX_CHECKERS} per side"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OptionsError {}
 
 /// A generated table.
 #[derive(Clone, PartialEq)]
@@ -141,13 +178,12 @@ pub struct Generated {
 ///
 /// # Panics
 ///
-/// With a checker count outside `1..=`[`MAX_CHECKERS`].
+/// Where [`GenerateOptions::check`] fails: a checker count outside
+/// `1..=`[`MAX_CHECKERS`].
 pub fn generate(options: GenerateOptions, progress: impl FnMut(Progress)) -> Generated {
-    assert!(
-        (1..=MAX_CHECKERS).contains(&options.checkers),
-        "{} checkers: generate takes 1 to {MAX_CHECKERS} per side",
-        options.checkers
-    );
+    if let Err(error) = options.check() {
+        panic!("{error}");
+    }
     let start = Instant::now();
     let universe = Universe::full(options.checkers);
     let universe_time = start.elapsed();

@@ -90,7 +90,53 @@ impl GenerateOptions {
             level_by_level: true,
         }
     }
+
+    /// Whether a book can hold what these options ask for: at most
+    /// [`MAX_BOOK_SEEDS`] seeds and a turn limit in `1..=`[`MAX_TURN_LIMIT`].
+    /// [`generate`] and [`extend`] panic where this fails.
+    ///
+    /// ```
+    /// use endbook::games::oware::{GenerateOptions, OptionsError};
+    ///
+    /// assert_eq!(GenerateOptions::new(12).check(), Ok(()));
+    /// let options = GenerateOptions { turn_limit: 0, ..GenerateOptions::new(12) };
+    /// assert_eq!(options.check(), Err(OptionsError::TurnLimit(0)));
+    /// ```
+    pub fn check(&self) -> Result<(), OptionsError> {
+        if self.max_seeds > MAX_BOOK_SEEDS {
+            return Err(OptionsError::Seeds(self.max_seeds));
+        }
+        if !(1..=MAX_TURN_LIMIT).contains(&self.turn_limit) {
+            return Err(OptionsError::TurnLimit(self.turn_limit));
+        }
+        Ok(())
+    }
 }
+
+/// Why [`GenerateOptions`] ask for a book no book can hold
+/// ([`GenerateOptions::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionsError {
+    /// More seeds than [`MAX_BOOK_SEEDS`].
+    Seeds(u32),
+    /// A turn limit outside `1..=`[`MAX_TURN_LIMIT`].
+    TurnLimit(u32),
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionsError::Seeds(seeds) => {
+                write!(f, "{seeds} seeds: books hold at most {MAX_BOOK_SEEDS}")
+            }
+            OptionsError::TurnLimit(turns) => {
+                write!(f, "turn limit {turns}: books hold 1 to {MAX_TURN_LIMIT}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OptionsError {}
 
 /// A generated Oware book, in memory.
 pub struct Generated {
@@ -208,8 +254,8 @@ pub fn build_cache(index: &BoardIndex, from_seeds: u32, movegen: MoveGen) -> Mov
 ///
 /// # Panics
 ///
-/// With more than [`MAX_BOOK_SEEDS`] seeds, or a turn limit outside
-/// `1..=`[`MAX_TURN_LIMIT`].
+/// Where [`GenerateOptions::check`] fails: more than [`MAX_BOOK_SEEDS`]
+/// seeds, or a turn limit outside `1..=`[`MAX_TURN_LIMIT`].
 pub fn generate(options: GenerateOptions, observer: impl FnMut(Progress<'_>)) -> Generated {
     extend(Generated::empty(options), options, observer)
 }
@@ -229,16 +275,9 @@ pub fn extend(
     options: GenerateOptions,
     mut observer: impl FnMut(Progress<'_>),
 ) -> Generated {
-    assert!(
-        options.max_seeds <= MAX_BOOK_SEEDS,
-        "{} seeds: books hold at most {MAX_BOOK_SEEDS}",
-        options.max_seeds
-    );
-    assert!(
-        (1..=MAX_TURN_LIMIT).contains(&options.turn_limit),
-        "turn limit {}: books hold 1 to {MAX_TURN_LIMIT}",
-        options.turn_limit
-    );
+    if let Err(error) = options.check() {
+        panic!("{error}");
+    }
     assert_eq!(
         base.options.turn_limit, options.turn_limit,
         "the base's turn limit differs from the extension's"

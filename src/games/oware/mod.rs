@@ -15,8 +15,8 @@ pub use book::{
     LinePly, OwareBook, ProbeError, ScoredMove, COMPACT_TURNS,
 };
 pub use generate::{
-    extend, generate, GenerateOptions, Generated, Progress as GenerateProgress, Sweep,
-    DEFAULT_TURN_LIMIT, MAX_TURN_LIMIT,
+    extend, generate, GenerateOptions, Generated, OptionsError, Progress as GenerateProgress,
+    Sweep, DEFAULT_TURN_LIMIT, MAX_TURN_LIMIT,
 };
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
