@@ -1,7 +1,7 @@
 //! The generic engine refuses games that break its model, where it had
 //! answered wrong values with no error.
 
-use endbook::engine::{solve, MoveCache, Solution, SolveOptions, SweepMode, VALUE_BOUND};
+use endbook::engine::{solve, MoveCache, Solution, SolveOptions, SweepMode, LANES, VALUE_BOUND};
 use endbook::kernels::{Kernel, KernelChoice};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -83,4 +83,78 @@ fn a_solution_answers_only_for_its_states() {
     assert_eq!(solution.value(1, 2), -1 - solution.value(0, 1));
     let past = catch_unwind(AssertUnwindSafe(|| solution.value(8, 1)));
     assert!(past.is_err(), "a value for state 8 of 8");
+}
+
+/// Take-away: from a heap of `n`, take 1 to 3, scoring 1 for the last.
+fn take_away(n: usize) -> Vec<(u32, i8)> {
+    (1..=n.min(3))
+        .map(|take| ((n - take) as u32, i8::from(take == n)))
+        .collect()
+}
+
+/// Take-away's value with `turns` turns left, by plain recursion.
+fn take_away_value(n: usize, turns: u32) -> i8 {
+    if turns == 0 {
+        return 0;
+    }
+    take_away(n)
+        .into_iter()
+        .map(|(child, capture)| capture - take_away_value(child as usize, turns - 1))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The solved states a cache starts among (it starts at the block holding
+/// the first state to solve) are read, never recomputed: a game may give
+/// them no moves. The dense and hybrid sweeps had recomputed them from the
+/// cache, and kept what it gave where their value did not change.
+#[test]
+fn solved_states_sharing_the_caches_first_block_keep_their_values() {
+    const HEAPS: usize = 20;
+    const TURNS: u32 = 12;
+    // Each heap a level of its own; heaps up to 10 are solved first, so the
+    // second cache starts at the block of heaps 8 to 15.
+    let level_starts: Vec<usize> = (0..=HEAPS).collect();
+    let solved_below = 11;
+    let first_state = solved_below / LANES * LANES;
+    assert!(first_state < solved_below, "solved heaps share the block");
+    let low = MoveCache::<3>::build(solved_below, |heaps, emitter| {
+        heaps.for_each(|n| emitter.push(&take_away(n), 0))
+    });
+    // The solved heaps of the first block without moves, scoring 5 if
+    // recomputed (none is worth 5).
+    let high = MoveCache::<3>::build_from(first_state, HEAPS, |heaps, emitter| {
+        for n in heaps {
+            match n < solved_below {
+                true => emitter.push(&[], 5),
+                false => emitter.push(&take_away(n), 0),
+            }
+        }
+    });
+    for mode in [SweepMode::Dense, SweepMode::Frontier, SweepMode::Hybrid] {
+        for kernel in Kernel::available() {
+            let options = SolveOptions {
+                turn_limit: TURNS,
+                kernel: KernelChoice::Fixed(kernel),
+                mode,
+            };
+            let solved = solve(
+                &low,
+                &level_starts[..=solved_below],
+                Solution::empty(),
+                options,
+                |_| {},
+            );
+            let all = solve(&high, &level_starts, solved, options, |_| {});
+            for n in 0..HEAPS {
+                for turns in 1..=TURNS {
+                    assert_eq!(
+                        all.value(n, turns),
+                        take_away_value(n, turns),
+                        "heap {n}, {turns} turns, {mode:?}, {kernel:?}"
+                    );
+                }
+            }
+        }
+    }
 }

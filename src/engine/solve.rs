@@ -414,8 +414,10 @@ pub fn solve<const MOVES: usize>(
     for turn in 1..=options.turn_limit {
         awake.rearm();
         let known_before = std::mem::replace(&mut known_now, known_at(&all_changes, turn));
-        // Blocks of closed levels hold the same values in both buffers, so a
-        // block straddling the boundary may be recomputed harmlessly.
+        // Blocks of closed levels solved here hold the same values in both
+        // buffers, so a block straddling the boundary may be recomputed
+        // harmlessly; the solved levels' states in the cache's first block
+        // are put back below (their moves need not be in the cache).
         let first_state = level_starts[closed].max(cache.first_block() * LANES);
         let first_block = first_state / LANES;
         let open_states = cache.states() - first_state;
@@ -436,7 +438,11 @@ pub fn solve<const MOVES: usize>(
             let previous = [&known_before, &last_changes];
             frontier.step(cache, &kernels, previous, fixed_end, &prev, &mut next)
         } else {
-            dense_step(cache, &kernels, first_block, fixed_end, &prev, &mut next)
+            let step = dense_step(cache, &kernels, first_block, fixed_end, &prev, &mut next);
+            // The solved states it swept back to layer `turn - 1`.
+            let solved_swept = first_block * LANES..fixed_end.max(first_block * LANES);
+            next[solved_swept.clone()].copy_from_slice(&prev[solved_swept]);
+            step
         };
         // And from `turn - 1` to `turn`.
         known_now.write_to(&mut next);
