@@ -158,3 +158,53 @@ fn solved_states_sharing_the_caches_first_block_keep_their_values() {
         }
     }
 }
+
+/// Level starts and caches that do not fit are refused with a message
+/// saying what is wrong (starts that went down had solved on, a level's
+/// size wrapping; no starts had indexed out of bounds).
+#[test]
+fn level_starts_that_do_not_fit_are_refused_with_a_reason() {
+    let cache = chain(4, |n| n.saturating_sub(1), |_| -1);
+    let from_8 = MoveCache::<2>::build_from(8, 12, |range, emitter| {
+        range.for_each(|n| emitter.push(&[(n as u32 - 1, -1)], 0))
+    });
+    let options = SolveOptions {
+        turn_limit: 3,
+        kernel: KernelChoice::Fixed(Kernel::scalar()),
+        mode: SweepMode::Dense,
+    };
+    for (cache, level_starts, reason) in [
+        (
+            &cache,
+            &[0, 3, 2, 4][..],
+            "level starts [0, 3, 2, 4]: from 0, never decreasing",
+        ),
+        (&cache, &[], "level starts []: from 0, never decreasing"),
+        (
+            &cache,
+            &[1, 4],
+            "level starts [1, 4]: from 0, never decreasing",
+        ),
+        (
+            &cache,
+            &[0, 3],
+            "the last level ends at the cache's state count",
+        ),
+        (
+            &from_8,
+            &[0, 12],
+            "the cache starts at state 8, past the first state to solve (0)",
+        ),
+    ] {
+        let refusal = catch_unwind(AssertUnwindSafe(|| {
+            solve(cache, level_starts, Solution::empty(), options, |_| {})
+        }))
+        .expect_err("refused");
+        let message = refusal
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| refusal.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap();
+        assert!(message.contains(reason), "{level_starts:?}: {message}");
+    }
+}

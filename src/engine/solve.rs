@@ -348,10 +348,17 @@ pub fn solve<const MOVES: usize>(
     options: SolveOptions,
     mut observer: impl FnMut(&TurnReport),
 ) -> Solution {
+    assert!(
+        level_starts.first() == Some(&0) && level_starts.is_sorted(),
+        "level starts {level_starts:?}: from 0, never decreasing"
+    );
     let levels = level_starts.len() - 1;
     let fixed = solved.levels.len();
-    assert_eq!(level_starts[0], 0);
-    assert_eq!(level_starts[levels], cache.states());
+    assert_eq!(
+        level_starts[levels],
+        cache.states(),
+        "the last level ends at the cache's state count"
+    );
     assert!(fixed < levels, "nothing left to solve");
     assert_eq!(
         solved.level_starts,
@@ -359,8 +366,12 @@ pub fn solve<const MOVES: usize>(
         "solved levels are a prefix"
     );
     let fixed_end = level_starts[fixed];
-    assert!(cache.first_block() * LANES <= fixed_end);
-    assert!(options.turn_limit >= 1);
+    assert!(
+        cache.first_block() * LANES <= fixed_end,
+        "the cache starts at state {}, past the first state to solve ({fixed_end})",
+        cache.first_block() * LANES
+    );
+    assert!(options.turn_limit >= 1, "a turn limit of at least 1");
     // Closing a level once it and those below are quiet, and replaying the
     // solved ones, rest on this: a child in a higher level gave wrong values
     // with no error.
