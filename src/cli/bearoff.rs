@@ -23,7 +23,6 @@ pub enum Command {
     ///
     /// Stores P(win) for the player to move and, with --cube, the cubeful
     /// money equities (cube at 1, no gammons) for the three cube states.
-    #[command(mut_arg("threads", |arg| arg.help(THREADS_HELP)))]
     Generate(GenerateArgs),
     /// Look a position up in a book: P(win), cubeful equities, cube action;
     /// with --roll, every legal play ranked.
@@ -33,15 +32,10 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Evaluate one position exactly without a book, solving only the
     /// positions it can reach (any sides up to 15 checkers, memory allowing).
-    #[command(mut_arg("threads", |arg| arg.help(THREADS_HELP)))]
     Eval(EvalArgs),
     /// Show a book's header: checkers, values, sizes.
     Info(InfoArgs),
 }
-
-/// `--threads` for the bear-off commands (the shared text speaks of Oware's
-/// book encoder).
-const THREADS_HELP: &str = "Worker threads [default: one per core]";
 
 #[derive(Args)]
 pub struct GenerateArgs {

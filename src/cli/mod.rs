@@ -347,8 +347,7 @@ fn report_failed_prints() {
 /// Options every long-running command shares: its threads and its memory check.
 #[derive(Args)]
 pub struct Resources {
-    /// Worker threads [default: one per core]. An Oware generation's book
-    /// encoder has as many of its own, busy while the levels above are solved.
+    /// Worker threads [default: one per core].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
     /// Start even when the memory estimate exceeds the memory available.

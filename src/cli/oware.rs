@@ -32,6 +32,7 @@ pub enum Command {
     /// Prints progress on stderr, then a table per seed level: boards, the last
     /// turn at which any value changed (values with more turns left repeat it),
     /// and when the level was done.
+    #[command(mut_arg("threads", |arg| arg.help(GENERATE_THREADS_HELP)))]
     Generate(GenerateArgs),
     /// Look positions up: a board's value, each legal move's score, the best moves.
     ///
@@ -53,6 +54,10 @@ pub enum Command {
     /// Export a book to another layout.
     Export(ExportArgs),
 }
+
+/// `--threads` for `generate`, whose book encoder has threads of its own.
+const GENERATE_THREADS_HELP: &str = "Worker threads [default: one per core]. The book \
+    encoder has as many of its own, busy while the levels above are solved";
 
 #[derive(Args)]
 pub struct GenerateArgs {
