@@ -624,3 +624,59 @@ fn level_stats_agree_between_encodings() {
         assert_eq!(stats.changes, recorded as u64, "level {seeds}");
     }
 }
+
+/// `encode_level` stores a level of any game the engine solved (here rings
+/// of states, one a level) as `encode` does from each board's own changes,
+/// read back value by value.
+#[test]
+fn any_solved_games_levels_encode_as_their_boards_changes() {
+    use endbook::engine::{solve, MoveCache, Solution, SolveOptions, SweepMode};
+    use endbook::kernels::KernelChoice;
+    const TURNS: u32 = 40;
+    // 64 states in 8 levels of 8, in a ring within each level: a move to
+    // the next state of the ring scores -2 to 2 by the state, and one to
+    // the same place a level down scores 3 (values then keep changing for
+    // many turns).
+    let states = 64;
+    let cache = MoveCache::<2>::build(states, |range, emitter| {
+        for n in range {
+            let (level, place) = (n / 8, n % 8);
+            let mut moves = vec![((level * 8 + (place + 1) % 8) as u32, (n * 7 % 5) as i8 - 2)];
+            if level > 0 {
+                moves.push(((n - 8) as u32, 3));
+            }
+            emitter.push(&moves, 0);
+        }
+    });
+    let level_starts: Vec<usize> = (0..=states).step_by(8).collect();
+    let options = SolveOptions {
+        turn_limit: TURNS,
+        kernel: KernelChoice::Auto,
+        mode: SweepMode::Dense,
+    };
+    let solution = solve(&cache, &level_starts, Solution::empty(), options, |_| {});
+    let changes: usize = solution.changes.iter().map(|turn| turn.len()).sum();
+    assert!(changes > 4 * states, "{changes} changes: values that move");
+    for codec in [Codec::V1, Codec::V2] {
+        for (level, &start) in level_starts[..level_starts.len() - 1].iter().enumerate() {
+            let changes = |board: usize| {
+                let mut list = Vec::new();
+                let mut value = 0;
+                for turn in 1..=TURNS {
+                    let now = solution.value(start + board, turn);
+                    if now != value {
+                        list.push((turn, now));
+                    }
+                    value = now;
+                }
+                list
+            };
+            let expected = compact::encode(codec, 8, changes);
+            assert_eq!(
+                compact::encode_level(codec, &solution, level),
+                expected,
+                "level {level}, {codec:?}"
+            );
+        }
+    }
+}

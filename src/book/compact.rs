@@ -19,7 +19,7 @@
 //! A record's body spells the board's changes in one of two [`Codec`]s:
 //!
 //! ```text
-//! Codec::V2 (encoding code 2 in a book's header): body = change*, the first change
+//! Codec::V2 (encoding code 2 in an Oware book's header): body = change*, the first change
 //!   counted from turn 0 and value 0 (a board worth 0 throughout has an empty
 //!   body), each change by its turn delta dt and value delta dv:
 //!   0b0ddttttt           dv -2, -1, +1, +2 for d = 0..=3, dt = t + 1 (1..=32)
@@ -42,6 +42,7 @@
 //! each block ends where the next begins), or a book opened for lookups has
 //! each lookup check its block first, so lookups never leave the section.
 
+use crate::engine::{Solution, TurnCursors};
 use rayon::prelude::*;
 use std::fmt;
 use std::ops::Range;
@@ -197,6 +198,61 @@ pub fn encode(
         buffers.give_back(part);
     });
     [table, records].concat()
+}
+
+/// Level `level` of a solved game, as a section's bytes (block table, then
+/// records): what a game that stores its levels this way writes.
+///
+/// # Panics
+///
+/// Where `solution` has no level `level`, or no longer holds its changes,
+/// or a change lies past turn 255.
+pub fn encode_level(codec: Codec, solution: &Solution, level: usize) -> Vec<u8> {
+    let boards = solution.levels[level].states;
+    let buffers = Buffers::default();
+    let mut records = Vec::new();
+    let table = encode_streaming(
+        codec,
+        boards,
+        level_changes(solution, level),
+        &buffers,
+        |part| {
+            records.extend_from_slice(&part);
+            buffers.give_back(part);
+        },
+    );
+    [table, records].concat()
+}
+
+/// The encoder's reader of level `level` of `solution`: a chunk's boards'
+/// changes, turn by turn, the boards numbered within the level.
+pub fn level_changes<'a>(
+    solution: &'a Solution,
+    level: usize,
+) -> impl Fn(Range<usize>) -> LevelChanges<'a> + Sync {
+    let start = solution.level_starts[level];
+    move |range| LevelChanges {
+        cursors: solution.changes_from(start + range.start),
+        start,
+    }
+}
+
+/// The changes of a solved level's boards, for the encoder
+/// ([`level_changes`]).
+pub struct LevelChanges<'a> {
+    cursors: TurnCursors<'a>,
+    /// The level's first state.
+    start: usize,
+}
+
+impl TurnOrder for LevelChanges<'_> {
+    #[inline]
+    fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, usize, i8)) {
+        let start = self.start;
+        self.cursors.take_below(start + end, |turn, state, value| {
+            f(turn, state as usize - start, value)
+        });
+    }
 }
 
 /// Bytes of the block table at the start of a level of `boards` boards.

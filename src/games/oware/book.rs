@@ -21,7 +21,7 @@ use super::generate::{Generated, MAX_TURN_LIMIT};
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::{legal_moves, play};
 use crate::book::{self, compact, Appender, BookError, Container, SectionData};
-use crate::engine::{LevelSolution, PackedChanges, Solution, TurnCursors};
+use crate::engine::{LevelSolution, PackedChanges, Solution};
 use rayon::prelude::*;
 use std::fmt;
 use std::io::{self, Write};
@@ -1539,42 +1539,12 @@ fn encode_waves(
 ) -> Vec<u8> {
     let start = solution.get().level_starts[level];
     loop {
-        let changes = level_changes(solution.get(), level);
+        let changes = compact::level_changes(solution.get(), level);
         let more = streaming.next_wave(changes, buffers, &mut pieces);
         solution.release_below(start + streaming.encoded());
         if !more {
             return streaming.table();
         }
-    }
-}
-
-/// The encoder's reader of level `level` of `solution`: a chunk's boards'
-/// changes, turn by turn.
-fn level_changes<'a>(
-    solution: &'a Solution,
-    level: usize,
-) -> impl Fn(std::ops::Range<usize>) -> LevelChanges<'a> + Sync {
-    let start = solution.level_starts[level];
-    move |range| LevelChanges {
-        cursors: solution.changes_from(start + range.start),
-        start,
-    }
-}
-
-/// The changes of a level's boards from its first state `start` on, for
-/// the encoder.
-struct LevelChanges<'a> {
-    cursors: TurnCursors<'a>,
-    start: usize,
-}
-
-impl compact::TurnOrder for LevelChanges<'_> {
-    #[inline]
-    fn take_below(&mut self, end: usize, mut f: impl FnMut(u32, usize, i8)) {
-        let start = self.start;
-        self.cursors.take_below(start + end, |turn, state, value| {
-            f(turn, state as usize - start, value)
-        });
     }
 }
 
