@@ -291,7 +291,7 @@ fn first_player_sign(ply: usize) -> i32 {
 /// Opening checks the structure and every checksum, and with
 /// [`OwareBook::open`] every record; from then on values are read as
 /// stored. (A file altered and deliberately re-checksummed can hold wrong
-/// values, never cause a panic.)
+/// values, never cause a panic; [`verify()`](crate::games::oware::verify()) finds them.)
 pub struct OwareBook {
     /// Whether every record was checked on opening; if not, each lookup
     /// checks the records it reads ([`OwareBook::open_for_lookups`]).

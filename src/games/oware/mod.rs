@@ -7,6 +7,7 @@ pub mod index;
 pub mod movegen;
 pub mod rules;
 pub mod runs;
+pub mod verify;
 
 pub use crate::book::BookError;
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
@@ -21,3 +22,4 @@ pub use generate::{
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};
+pub use verify::{verify, Mismatch, Verified, VerifyProgress};

@@ -1,0 +1,147 @@
+//! Checking a book's values against the rules, layer by layer.
+//!
+//! A book's checksums catch a damaged file, and opening it checks every
+//! record's structure, but a file altered and checksummed again, or written
+//! by a faulty generator, can hold values no play gives. [`verify`] proves
+//! every value instead: with 0 turns left every board is worth 0, and the
+//! value with `t` turns left is the best over the board's moves of what it
+//! captures less the child's value with `t - 1` left (its own seeds without
+//! a move). So each level's layer `t` is recomputed from the *book's*
+//! layer `t - 1` and compared with the book's layer `t`; by induction on `t`
+//! every stored value is then the game's. Past a level's last change the
+//! book repeats that layer: recomputing the layer after it from it gives it
+//! back (a fixed point), so every later layer is the game's too.
+//!
+//! The recomputation takes the plain paths, none of the generator's: the
+//! scalar move generator into a child cache (one seed level at a time, to
+//! bound the memory) and the scalar kernel.
+
+use super::book::OwareBook;
+use super::generate::build_cache;
+use super::index::BoardIndex;
+use super::movegen::MoveGen;
+use super::Board;
+use crate::engine::{zeroed_layer, LANES};
+use crate::kernels::{Kernel, LAYER_PADDING};
+use rayon::prelude::*;
+use std::fmt;
+
+/// States per parallel work item of a recomputed layer.
+const CHUNK_STATES: usize = 1 << 14;
+
+/// A stored value that does not follow from its board's moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The board.
+    pub board: Board,
+    /// Turns left.
+    pub turns_left: u32,
+    /// The value the book holds.
+    pub stored: i8,
+    /// The value the board's moves give from the book's values with one
+    /// turn less.
+    pub recomputed: i8,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "board {} with {} turns left: the book holds {:+}, its moves give {:+}",
+            self.board, self.turns_left, self.stored, self.recomputed
+        )
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// What [`verify`] checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// Boards of every level.
+    pub boards: u64,
+    /// Board values recomputed and compared (each level's boards times the
+    /// layers up to the one after its last change, or the turn limit).
+    pub values: u64,
+}
+
+/// Progress of [`verify`].
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyProgress {
+    /// The seed level being checked.
+    pub seeds: u32,
+    /// Its layer just checked.
+    pub turn: u32,
+    /// The last layer it checks.
+    pub last_turn: u32,
+}
+
+/// Checks every value of `book` against the rules (see the module docs);
+/// `observer` sees each layer checked. Returns the first value that does
+/// not follow from its moves, by seed level, then turns left, then board.
+///
+/// Memory: the book's changes (about the size of its file), a child cache
+/// of the largest level (31 bytes a board) and two layers of every board.
+///
+/// # Panics
+///
+/// On a book opened with [`OwareBook::open_for_lookups`].
+pub fn verify(
+    book: &OwareBook,
+    mut observer: impl FnMut(VerifyProgress),
+) -> Result<Verified, Mismatch> {
+    let solution = book.solution();
+    let index = BoardIndex::new(book.max_seeds());
+    let starts = index.level_starts();
+    let kernel = Kernel::scalar();
+    let mut verified = Verified {
+        boards: index.states() as u64,
+        values: 0,
+    };
+    for level in book.levels() {
+        let seeds = level.seeds;
+        let (start, end) = (starts[seeds as usize], starts[seeds as usize + 1]);
+        // The boards up to this level alone: the children of this level's.
+        let level_index = BoardIndex::new(seeds);
+        let cache = build_cache(&level_index, seeds, MoveGen::scalar());
+        let first = cache.first_block() * LANES;
+        let buffer = cache.blocks() * LANES + LAYER_PADDING;
+        // The book's layers `turn - 1` and `turn` of the boards up to this level.
+        let (mut before, mut stored) = (zeroed_layer(buffer), zeroed_layer(buffer));
+        let mut recomputed = vec![0i8; cache.blocks() * LANES - first];
+        let last_turn = (level.last_change + 1).min(book.turn_limit());
+        for turn in 1..=last_turn {
+            if let Some(changes) = solution.changes.get(turn as usize - 1) {
+                changes.write_to(&mut stored[..end], 0);
+            }
+            recomputed
+                .par_chunks_mut(CHUNK_STATES)
+                .enumerate()
+                .for_each(|(i, out)| {
+                    let block = cache.first_block() + i * CHUNK_STATES / LANES;
+                    kernel.sweep(&cache, block, &before, out);
+                });
+            let level_values = &recomputed[start - first..end - first];
+            if let Some(offset) = level_values
+                .iter()
+                .zip(&stored[start..end])
+                .position(|(new, old)| new != old)
+            {
+                return Err(Mismatch {
+                    board: index.board(start + offset),
+                    turns_left: turn,
+                    stored: stored[start + offset],
+                    recomputed: level_values[offset],
+                });
+            }
+            verified.values += (end - start) as u64;
+            observer(VerifyProgress {
+                seeds,
+                turn,
+                last_turn,
+            });
+            before[..end].copy_from_slice(&stored[..end]);
+        }
+    }
+    Ok(verified)
+}

@@ -1,0 +1,193 @@
+//! `verify` proves every value of a sound book and finds the first wrong
+//! one of a book altered with its checksums recomputed, which opening it
+//! cannot see.
+
+use endbook::book::compact::{self, Codec};
+use endbook::games::oware::{
+    generate, verify, BoardIndex, Encoding, GenerateOptions, Mismatch, OwareBook,
+};
+
+mod common;
+use common::{rebuilt, sections_of};
+
+/// The books the generator writes verify, every value of every level up to
+/// the layer after its last change (or the turn limit) compared: 200
+/// turns in the compact encoding, 30 (levels not yet converged) and 300
+/// turns (the layer encoding).
+#[test]
+fn generated_books_verify() {
+    for (seeds, turn_limit) in [(8, 200), (6, 30), (6, 300)] {
+        let generated = generate(
+            GenerateOptions {
+                turn_limit,
+                ..GenerateOptions::new(seeds)
+            },
+            |_| {},
+        );
+        let book = OwareBook::from_generated(&generated);
+        let mut layers = 0;
+        let verified = verify(&book, |_| layers += 1).expect("a sound book");
+        let expected: u64 = book
+            .levels()
+            .iter()
+            .map(|level| level.states * u64::from((level.last_change + 1).min(turn_limit)))
+            .sum();
+        assert_eq!(
+            verified.values, expected,
+            "{seeds} seeds, {turn_limit} turns"
+        );
+        assert_eq!(verified.boards, BoardIndex::new(seeds).states() as u64);
+        assert!(layers > 0);
+    }
+}
+
+/// Level `level` of `book`, board by board: each board's changes (turn, value).
+fn board_changes(book: &OwareBook, level: usize) -> Vec<Vec<(u32, i8)>> {
+    let starts = BoardIndex::new(book.max_seeds()).level_starts().to_vec();
+    let (start, end) = (starts[level], starts[level + 1]);
+    let mut boards = vec![Vec::new(); end - start];
+    for (turn, changes) in (1..).zip(&book.solution().changes) {
+        for (state, value) in changes.within(start, end) {
+            boards[state as usize - start].push((turn, value));
+        }
+    }
+    boards
+}
+
+/// The 7-seed book with level `level` stored from `boards`' changes, its
+/// last change set to `last_change`, and every checksum recomputed.
+fn altered(bytes: &[u8], level: usize, boards: &[Vec<(u32, i8)>], last_change: u32) -> OwareBook {
+    let (params, mut sections) = sections_of(bytes.to_vec());
+    let section = compact::encode(Codec::V2, boards.len(), |board| boards[board].clone());
+    sections[level] = ([boards.len() as u64, u64::from(last_change)], section);
+    OwareBook::from_bytes(rebuilt(&params, &sections)).expect("a book that opens")
+}
+
+/// Values changed in a book whose checksums were then recomputed open
+/// without complaint; `verify` names the first (by level, turns, board),
+/// with the value the book answers for it.
+#[test]
+fn altered_values_are_found() {
+    let generated = generate(GenerateOptions::new(7), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let book = OwareBook::from_bytes(bytes.clone()).unwrap();
+    let level = 5;
+    let last_change = book.levels()[level].last_change;
+    let boards = board_changes(&book, level);
+    let busy = (0..boards.len())
+        .filter(|&b| boards[b].len() >= 3)
+        .step_by(11)
+        .take(16);
+    let mut checked = 0;
+    for board in busy {
+        // The board's second change dropped, or its value there another
+        // (each change still a change, values within the level's seeds).
+        for bent in 0..2 {
+            let mut changed = boards.clone();
+            let list = &mut changed[board];
+            let (turn, value) = list[1];
+            let (before, after) = (list[0].1, list[2].1);
+            if bent == 0 {
+                if before == after {
+                    continue;
+                }
+                list.remove(1);
+            } else {
+                let Some(other) = [value + 1, value - 1, value + 2, value - 2]
+                    .into_iter()
+                    .find(|&v| v.abs() <= 5 && v != before && v != after)
+                else {
+                    continue;
+                };
+                list[1].1 = other;
+            }
+            let wrong = altered(&bytes, level, &changed, last_change);
+            let mismatch: Mismatch = verify(&wrong, |_| {}).expect_err("a wrong value");
+            let index = BoardIndex::new(7);
+            let first = index.level_starts()[level];
+            // Nothing differs before that board's altered turn; where the
+            // first mismatch lies, the book answers what it says it holds.
+            assert!(mismatch.turns_left <= turn + 1, "{mismatch}");
+            assert_eq!(
+                wrong.value(&mismatch.board, mismatch.turns_left).unwrap(),
+                i32::from(mismatch.stored),
+                "{mismatch}"
+            );
+            assert_ne!(mismatch.stored, mismatch.recomputed);
+            assert!(index.index(&mismatch.board) >= first, "{mismatch}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 16, "{checked} altered books");
+}
+
+/// A level cut short, its last change dropped and its last change set one
+/// earlier, claims to repeat a layer the rules do not repeat: the check of
+/// the layer after the claimed last change finds it.
+#[test]
+fn a_level_said_to_converge_too_early_is_found() {
+    let generated = generate(GenerateOptions::new(7), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let book = OwareBook::from_bytes(bytes.clone()).unwrap();
+    let level = 7;
+    let last_change = book.levels()[level].last_change;
+    let mut boards = board_changes(&book, level);
+    for list in &mut boards {
+        list.retain(|&(turn, _)| turn < last_change);
+    }
+    let cut = altered(&bytes, level, &boards, last_change - 1);
+    let mismatch = verify(&cut, |_| {}).expect_err("a level that had not converged");
+    assert_eq!(mismatch.turns_left, last_change, "{mismatch}");
+    assert_eq!(
+        mismatch.to_string(),
+        format!(
+            "board {} with {last_change} turns left: the book holds {:+}, its moves give {:+}",
+            mismatch.board, mismatch.stored, mismatch.recomputed
+        )
+    );
+}
+
+/// `oware verify` says a sound book's values follow from the rules (exit
+/// 0), names the first wrong value of an altered one (exit 1), and cannot
+/// verify what it cannot read (exit 2).
+#[test]
+fn the_command_line_verifies_and_names_the_first_wrong_value() {
+    use common::{endbook, text};
+    let dir = tempfile::tempdir().unwrap();
+    let generated = generate(GenerateOptions::new(6), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let sound = dir.path().join("sound.book");
+    std::fs::write(&sound, &bytes).unwrap();
+    let out = endbook(&["oware", "verify", "--book", sound.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("every value of its 18,564 boards follows from the rules"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A board of level 4 worth one more with 1 turn left than it is.
+    let book = OwareBook::from_bytes(bytes.clone()).unwrap();
+    let mut boards = board_changes(&book, 4);
+    let board = boards.iter().position(|list| list.is_empty()).unwrap();
+    boards[board] = vec![(1, 1), (2, 0)];
+    let wrong = dir.path().join("wrong.book");
+    let last_change = book.levels()[4].last_change;
+    let (params, mut sections) = sections_of(bytes);
+    let section = compact::encode(Codec::V2, boards.len(), |b| boards[b].clone());
+    sections[4] = ([boards.len() as u64, u64::from(last_change)], section);
+    std::fs::write(&wrong, rebuilt(&params, &sections)).unwrap();
+    let out = endbook(&["oware", "verify", "--book", wrong.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let index = BoardIndex::new(6);
+    let named = index.board(index.level_starts()[4] + board);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "wrong.book holds a wrong value: board {named} with 1 turns left: the book holds +1, its moves give"
+        )),
+        "{stderr}"
+    );
+    let missing = dir.path().join("missing.book");
+    let out = endbook(&["oware", "verify", "--book", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
