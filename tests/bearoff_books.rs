@@ -9,8 +9,8 @@ use endbook::games::bearoff::book::{
     decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME_TAG,
 };
 use endbook::games::bearoff::{
-    generate, BearoffBook, GenerateOptions, Lookup, OptionsError, ProbeError, Side, Universe,
-    MAX_CHECKERS, ONE,
+    generate, BearoffBook, GenerateOptions, Kernel, Lookup, OptionsError, ProbeError, Side,
+    Universe, MAX_CHECKERS, ONE,
 };
 
 /// Checker counts no table is made of are refused by `check` and by
@@ -243,4 +243,61 @@ fn bearoff_books_take_any_path_and_print_a_summary() {
         format!("{evaluation:?}").contains(&positions),
         "{evaluation:?}"
     );
+}
+
+/// `verify` passes the books the generator writes, and names the first
+/// code of an altered book (checksums recomputed, so it opens) that the
+/// generator does not give: a pair's value by its sides, or a padding
+/// slot's.
+#[test]
+fn verify_names_the_first_value_the_generator_does_not_give() {
+    use endbook::book::Container;
+    for cube in [false, true] {
+        let bytes = generate(GenerateOptions::new(3, cube), |_| {}).into_book_bytes();
+        let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
+        let slots = Universe::full_layout(3).slots() as u64;
+        assert_eq!(book.verify(Kernel::scalar(), |_| {}), Ok(slots * slots));
+        let container = Container::from_bytes("sound", bytes, GAME_TAG).unwrap();
+        let params = container.params().to_vec();
+        let section = container.section(0).to_vec();
+        // One code in the middle of the table, and the last, in the last
+        // slot: padding (each pip class is padded to whole vectors).
+        let middle = section.len() / 2 & !1;
+        for at in [middle, section.len() - 2] {
+            let mut altered = section.clone();
+            altered[at] ^= 0x40;
+            let bytes = book::to_bytes(
+                GAME_TAG,
+                &params,
+                &[SectionData {
+                    meta: [0, 0],
+                    bytes: &altered,
+                }],
+            );
+            let wrong = BearoffBook::from_bytes(bytes).expect("it opens");
+            let mismatch = wrong.verify(Kernel::scalar(), |_| {}).unwrap_err();
+            assert_ne!(mismatch.stored, mismatch.generated);
+            match mismatch.sides {
+                Some((mover, opponent)) => {
+                    assert_eq!(at, middle, "{mismatch}");
+                    let entry = wrong.entry(&mover, &opponent).unwrap();
+                    let stored = match mismatch.value {
+                        "P(win)" => entry.win,
+                        "the equity with the cube owned" => entry.cube.unwrap().owned,
+                        "the equity with the cube centred" => entry.cube.unwrap().centred,
+                        _ => entry.cube.unwrap().opponent_owns,
+                    };
+                    assert_eq!(stored, mismatch.stored, "{mismatch}");
+                    assert!(mismatch.to_string().starts_with(&format!(
+                        "{mover} against {opponent}: the book holds {}",
+                        mismatch.value
+                    )));
+                }
+                None => {
+                    assert_eq!(at, section.len() - 2, "{mismatch}");
+                    assert_eq!(mismatch.slots, (slots as usize - 1, slots as usize - 1));
+                }
+            }
+        }
+    }
 }

@@ -590,3 +590,46 @@ fn batch_names_the_bad_line_and_fails() {
     );
     bad_input(&["bearoff", "probe", "--book", book_arg()], "--x");
 }
+
+/// `bearoff verify` passes a book the binary wrote (exit 0), names the
+/// first value of an altered copy (checksums recomputed) the generator
+/// does not give (exit 1), and cannot verify what it cannot read (exit 2).
+#[test]
+fn verify_passes_written_books_and_names_an_altered_value() {
+    use endbook::book::{self, Container, SectionData};
+    use endbook::games::bearoff::book::GAME_TAG;
+    let out = endbook(&["bearoff", "verify", "--book", book_arg()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("is the one this build generates"),
+        "{}",
+        text(&out.stdout)
+    );
+    let container = Container::open(book(), GAME_TAG).unwrap();
+    let mut section = container.section(0).to_vec();
+    let middle = section.len() / 2 & !1;
+    section[middle + 1] ^= 0x10;
+    let bytes = book::to_bytes(
+        GAME_TAG,
+        container.params(),
+        &[SectionData {
+            meta: [0, 0],
+            bytes: &section,
+        }],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let altered = dir.path().join("altered.book");
+    std::fs::write(&altered, bytes).unwrap();
+    let out = endbook(&["bearoff", "verify", "--book", altered.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("altered.book holds a value this build does not generate: ")
+            && stderr.contains(" against ")
+            && stderr.contains(", the generator gives "),
+        "{stderr}"
+    );
+    let missing = dir.path().join("missing.book");
+    let out = endbook(&["bearoff", "verify", "--book", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

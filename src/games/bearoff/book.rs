@@ -16,8 +16,9 @@
 
 use super::dice::{plays, Play, Roll};
 use super::side::{Side, MAX_CHECKERS};
-use super::solve::{cubeful, table_index, ONE};
+use super::solve::{cubeful, table_index, Progress, ONE};
 use super::universe::Universe;
+use super::{GenerateOptions, Kernel, Table};
 use crate::book::{self, BookError, Container, SectionData};
 use std::fmt;
 use std::path::Path;
@@ -400,6 +401,100 @@ impl BearoffBook {
     pub fn cubeful_bytes(checkers: usize, table: Vec<f64>) -> Vec<u8> {
         let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
         book::to_bytes(GAME_TAG, &params(checkers, true, slots), &[section(&bytes)])
+    }
+}
+
+/// A stored code that differs from the one this build generates
+/// ([`BearoffBook::verify`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// The pair's slots in the book's layout (mover, opponent).
+    pub slots: (usize, usize),
+    /// Its sides, where the slots hold sides (not padding).
+    pub sides: Option<(Side, Side)>,
+    /// Which value: `P(win)`, or the equity with the cube owned by the
+    /// player to move, centred, or owned by the opponent.
+    pub value: &'static str,
+    /// The stored value and the generated one, decoded.
+    pub stored: f64,
+    pub generated: f64,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.sides {
+            Some((mover, opponent)) => write!(f, "{mover} against {opponent}")?,
+            None => write!(f, "padding slots {} and {}", self.slots.0, self.slots.1)?,
+        }
+        write!(
+            f,
+            ": the book holds {} {:.6}, the generator gives {:.6}",
+            self.value, self.stored, self.generated
+        )
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+impl BearoffBook {
+    /// Generates the book's table again with `kernel` and compares every
+    /// stored code, padding included, with the one this build writes: a
+    /// book altered with its checksums recomputed (any 16-bit code decodes
+    /// to a value) differs. Returns the pairs compared, or the first
+    /// differing value in the table's layout. Takes what generating the
+    /// book takes; `progress` sees the generation's.
+    pub fn verify(&self, kernel: Kernel, progress: impl FnMut(Progress)) -> Result<u64, Mismatch> {
+        let options = GenerateOptions {
+            checkers: self.checkers,
+            cube: self.cube,
+            kernel,
+        };
+        let generated = super::generate(options, progress);
+        let compare = |codes: &[u8]| self.compare(codes);
+        match generated.table {
+            Table::Cubeless(table) => {
+                compare(&narrow(self.checkers, 1, table, |v, _| encode_fixed(v)).1)
+            }
+            Table::Cubeful(table) => compare(&narrow(self.checkers, 4, table, encode_cubeful).1),
+        }
+    }
+
+    /// [`BearoffBook::verify`]'s comparison with the generated `codes`.
+    fn compare(&self, codes: &[u8]) -> Result<u64, Mismatch> {
+        let stored = self.container.section(0);
+        assert_eq!(stored.len(), codes.len(), "the same layout");
+        let slots = self.layout.slots();
+        let Some(at) = stored
+            .chunks_exact(2)
+            .zip(codes.chunks_exact(2))
+            .position(|(a, b)| a != b)
+        else {
+            return Ok((slots * slots) as u64);
+        };
+        // `table_index` undone.
+        let values = if self.cube { 4 } else { 1 };
+        let lanes = super::universe::LANES;
+        let (lane, rest) = (at % lanes, at / lanes);
+        let (k, rest) = (rest % values, rest / values);
+        let (opponent, mover) = (rest % slots, rest / slots * lanes + lane);
+        debug_assert_eq!(table_index(slots, values, mover, opponent, k), at);
+        let code = |bytes: &[u8]| u16::from_le_bytes([bytes[2 * at], bytes[2 * at + 1]]);
+        let decode = |code| match k {
+            cubeful::WIN => decode_probability(code),
+            _ => decode_equity(code),
+        };
+        Err(Mismatch {
+            slots: (mover, opponent),
+            sides: self.layout.side(mover).zip(self.layout.side(opponent)),
+            value: match k {
+                cubeful::WIN => "P(win)",
+                cubeful::OWNED => "the equity with the cube owned",
+                cubeful::CENTRED => "the equity with the cube centred",
+                _ => "the equity with the cube owned by the opponent",
+            },
+            stored: decode(code(stored)),
+            generated: decode(code(codes)),
+        })
     }
 }
 

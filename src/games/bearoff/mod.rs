@@ -52,7 +52,8 @@ pub mod universe;
 pub use crate::book::BookError;
 pub use crate::kernels::Kernel;
 pub use book::{
-    ranked_plays, BearoffBook, CubeAction, CubeEquities, Entry, Lookup, ProbeError, RankedPlay,
+    ranked_plays, BearoffBook, CubeAction, CubeEquities, Entry, Lookup, Mismatch, ProbeError,
+    RankedPlay,
 };
 pub use dice::{plays, results, Play, Roll, Step, ROLLS};
 pub use eval::{Evaluation, Plan};
