@@ -262,7 +262,7 @@ fn verify_names_the_first_value_the_generator_does_not_give() {
         let section = container.section(0).to_vec();
         // One code in the middle of the table, and the last, in the last
         // slot: padding (each pip class is padded to whole vectors).
-        let middle = section.len() / 2 & !1;
+        let middle = (section.len() / 2) & !1;
         for at in [middle, section.len() - 2] {
             let mut altered = section.clone();
             altered[at] ^= 0x40;

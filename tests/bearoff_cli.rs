@@ -607,7 +607,7 @@ fn verify_passes_written_books_and_names_an_altered_value() {
     );
     let container = Container::open(book(), GAME_TAG).unwrap();
     let mut section = container.section(0).to_vec();
-    let middle = section.len() / 2 & !1;
+    let middle = (section.len() / 2) & !1;
     section[middle + 1] ^= 0x10;
     let bytes = book::to_bytes(
         GAME_TAG,
