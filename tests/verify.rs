@@ -150,6 +150,7 @@ fn a_level_said_to_converge_too_early_is_found() {
 /// `oware verify` says a sound book's values follow from the rules (exit
 /// 0), names the first wrong value of an altered one (exit 1), and cannot
 /// verify what it cannot read (exit 2).
+#[cfg(feature = "cli")] // (the binary is built with it)
 #[test]
 fn the_command_line_verifies_and_names_the_first_wrong_value() {
     use common::{endbook, text};
