@@ -680,3 +680,31 @@ fn any_solved_games_levels_encode_as_their_boards_changes() {
         }
     }
 }
+
+/// A level whose values change past turn 255 is refused by the encoders
+/// (a change's turn is a byte): it had been encoded without a word, and
+/// read back wrong.
+#[test]
+fn levels_changing_past_the_compact_turns_are_refused() {
+    use endbook::engine::{solve, MoveCache, Solution, SolveOptions, SweepMode};
+    use endbook::kernels::KernelChoice;
+    // One state moving to itself, scoring 1: worth 1, 0, 1, 0, ...
+    let cache = MoveCache::<1>::build(1, |range, emitter| {
+        range.for_each(|_| emitter.push(&[(0, 1)], 0))
+    });
+    for turn_limit in [compact::MAX_TURNS, compact::MAX_TURNS + 1] {
+        let options = SolveOptions {
+            turn_limit,
+            kernel: KernelChoice::Auto,
+            mode: SweepMode::Dense,
+        };
+        let solution = solve(&cache, &[0, 1], Solution::empty(), options, |_| {});
+        assert_eq!(solution.levels[0].last_change, turn_limit);
+        let encoded = std::panic::catch_unwind(|| compact::encode_level(Codec::V2, &solution, 0));
+        assert_eq!(
+            encoded.is_ok(),
+            turn_limit <= compact::MAX_TURNS,
+            "{turn_limit} turns"
+        );
+    }
+}

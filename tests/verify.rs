@@ -11,12 +11,13 @@ mod common;
 use common::{rebuilt, sections_of};
 
 /// The books the generator writes verify, every value of every level up to
-/// the layer after its last change (or the turn limit) compared: 200
-/// turns in the compact encoding, 30 (levels not yet converged) and 300
-/// turns (the layer encoding).
+/// the layer after the last change of it and the levels below (or the
+/// turn limit) compared: 200 turns in the compact encoding (at 10 seeds,
+/// level 10 stops changing at turn 119 and level 9 at 145), 30 (levels
+/// not yet converged) and 300 turns (the layer encoding).
 #[test]
 fn generated_books_verify() {
-    for (seeds, turn_limit) in [(8, 200), (6, 30), (6, 300)] {
+    for (seeds, turn_limit) in [(10, 200), (6, 30), (6, 300)] {
         let generated = generate(
             GenerateOptions {
                 turn_limit,
@@ -27,11 +28,19 @@ fn generated_books_verify() {
         let book = OwareBook::from_generated(&generated);
         let mut layers = 0;
         let verified = verify(&book, |_| layers += 1).expect("a sound book");
+        let mut settled = 0;
         let expected: u64 = book
             .levels()
             .iter()
-            .map(|level| level.states * u64::from((level.last_change + 1).min(turn_limit)))
+            .map(|level| {
+                settled = settled.max(level.last_change);
+                level.states * u64::from((settled + 1).min(turn_limit))
+            })
             .sum();
+        let last_changes: Vec<u32> = book.levels().iter().map(|l| l.last_change).collect();
+        if seeds == 10 {
+            assert_eq!(last_changes[9..], [145, 119], "a level settling first");
+        }
         assert_eq!(
             verified.values, expected,
             "{seeds} seeds, {turn_limit} turns"

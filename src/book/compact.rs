@@ -178,8 +178,6 @@ pub fn encode(
             }
         }
     }
-    let mut records = Vec::new();
-    let buffers = Buffers::default();
     let by_chunk = |range: Range<usize>| {
         let mut by_turn = Vec::new();
         for board in range {
@@ -193,7 +191,19 @@ pub fn encode(
         }
         ByTurn(by_turn)
     };
-    let table = encode_streaming(codec, boards, by_chunk, &buffers, |part| {
+    encode_whole(codec, boards, by_chunk)
+}
+
+/// A level's section (block table, then records) from `chunk`, as
+/// [`encode_streaming`] gives it, joined.
+fn encode_whole<C, T>(codec: Codec, boards: usize, chunk: C) -> Vec<u8>
+where
+    C: Fn(Range<usize>) -> T + Sync,
+    T: TurnOrder,
+{
+    let buffers = Buffers::default();
+    let mut records = Vec::new();
+    let table = encode_streaming(codec, boards, chunk, &buffers, |part| {
         records.extend_from_slice(&part);
         buffers.give_back(part);
     });
@@ -206,22 +216,10 @@ pub fn encode(
 /// # Panics
 ///
 /// Where `solution` has no level `level`, or no longer holds its changes,
-/// or a change lies past turn 255.
+/// or a change lies past turn [`MAX_TURNS`].
 pub fn encode_level(codec: Codec, solution: &Solution, level: usize) -> Vec<u8> {
     let boards = solution.levels[level].states;
-    let buffers = Buffers::default();
-    let mut records = Vec::new();
-    let table = encode_streaming(
-        codec,
-        boards,
-        level_changes(solution, level),
-        &buffers,
-        |part| {
-            records.extend_from_slice(&part);
-            buffers.give_back(part);
-        },
-    );
-    [table, records].concat()
+    encode_whole(codec, boards, level_changes(solution, level))
 }
 
 /// The encoder's reader of level `level` of `solution`: a chunk's boards'
@@ -254,6 +252,11 @@ impl TurnOrder for LevelChanges<'_> {
         });
     }
 }
+
+/// The most turns a compact level covers: a change's turn delta is at most
+/// a byte (and the turn of each change is checked against this as it is
+/// encoded: the encoders panic past it).
+pub const MAX_TURNS: u32 = 255;
 
 /// Bytes of the block table at the start of a level of `boards` boards.
 pub fn table_len(boards: usize) -> usize {
@@ -509,7 +512,11 @@ fn encode_records_in<const V1: bool>(
             let i = board - start;
             // `i` is below STRETCH: no bounds check.
             let slot = &mut slots[i % STRETCH];
-            let turn = u16::try_from(turn).expect("compact books cover at most 255 turns");
+            assert!(
+                turn <= MAX_TURNS,
+                "compact levels cover at most {MAX_TURNS} turns"
+            );
+            let turn = turn as u16;
             let (last_turn, last_value) = (slot.turn, slot.value);
             (slot.turn, slot.value) = (turn, value);
             if V1 && turn == first_turn {

@@ -42,7 +42,7 @@ pub enum Command {
     /// decodes to a value: a file altered and checksummed again still opens.
     /// Takes the time and memory of generating the book. Exits 1 at the
     /// first differing value, naming its sides; 2 when the book cannot be
-    /// read.
+    /// read or the run cannot start (too little memory, say).
     Verify(VerifyArgs),
 }
 

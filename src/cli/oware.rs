@@ -57,9 +57,10 @@ pub enum Command {
     /// values no play gives. verify recomputes each seed level's values
     /// with t turns left from the book's values with t - 1 left (the scalar
     /// move generator and kernel, none of the generator's fast paths) and
-    /// compares, up to the layer after the level's last change (which must
-    /// repeat it). Exits 1 at the first wrong value, naming it; 2 when the
-    /// book cannot be read.
+    /// compares, up to the layer after the last change of the level and
+    /// the levels below it (which must repeat it). Exits 1 at the first
+    /// wrong value, naming it; 2 when the book cannot be read or the run
+    /// cannot start (too little memory, say).
     Verify(VerifyArgs),
     /// Per seed level: boards, last change, value changes, and how the values
     /// are distributed once converged (or at the turn limit).
@@ -1201,10 +1202,10 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     let boards: u64 = levels.iter().map(|level| level.states).sum();
     let largest = levels.last().map_or(0, |level| level.states);
     // The book, read whole through its mapping, and its changes as the
-    // generator packs them (together 2.04 and 2.49 times the book's size
-    // at 12 and 14 seeds, measured), the largest level's child cache (31
-    // bytes a board), three layers of every board.
-    let estimate = VERIFY_BESIDE + book.file_len() * 5 / 2 + 31 * largest + 3 * boards;
+    // generator packs them (together 2.04, 2.49, 2.58 and 2.55 times the
+    // book's size at 12, 14, 15 and 16 seeds, measured), the largest
+    // level's child cache (31 bytes a board), three layers of every board.
+    let estimate = VERIFY_BESIDE + 3 * book.file_len() + 31 * largest + 3 * boards;
     check_memory(
         estimate,
         args.resources.available_memory(),
@@ -1242,7 +1243,7 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
         ))
     })?;
     println!(
-        "verified {}: every value of its {} boards follows from the rules ({} values recomputed: each level up to the layer after its last change) in {:.2} s",
+        "verified {}: every value of its {} boards follows from the rules ({} values recomputed: each level up to the layer after the last change of it and the levels below) in {:.2} s",
         args.book.display(),
         grouped(verified.boards),
         grouped(verified.values),

@@ -54,7 +54,7 @@ pub enum Encoding {
 
 /// The most turns the per-board change encodings ([`Encoding::Changes`],
 /// [`Encoding::ChangesV1`]) cover: a record's turns are bytes.
-pub const COMPACT_TURNS: u32 = 255;
+pub const COMPACT_TURNS: u32 = compact::MAX_TURNS;
 
 impl Encoding {
     /// The compact encoding, unless the book's turn limit is beyond the
