@@ -2,10 +2,10 @@
 
 use super::progress::WorkProgress;
 use super::{
-    answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, note_replacing, on_pool, print_book_size, print_time_estimate,
-    print_verdict, print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
-    LineError, Resources,
+    answer_lines, check_folder_writable, configure_threads, counted, dry_run_outcome, grouped,
+    human_bytes, note_replacing, on_pool, print_book_size, print_time_estimate, print_verdict,
+    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
+    Resources,
 };
 use clap::{Args, Subcommand};
 use endbook::games::bearoff::{
@@ -260,7 +260,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         return dry_run_outcome(stop);
     }
     check_folder_writable(&out)?;
-    check_memory(memory, available, args.resources.ignore_memory_check, work)?;
+    args.resources.check_memory(memory, work)?;
     args.disk.check(options.book_bytes(), 0, &out)?;
     note_replacing(&out);
     eprintln!(
@@ -424,19 +424,15 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let position = args.position.parse()?;
     let threads = configure_threads(args.resources.threads)?;
     let plan = Plan::new(&position.x, &position.o);
-    check_memory(
-        plan.table_bytes(!args.cubeless) + BESIDE_TABLE,
-        args.resources.available_memory(),
-        args.resources.ignore_memory_check,
-        || {
+    args.resources
+        .check_memory(plan.table_bytes(!args.cubeless) + BESIDE_TABLE, || {
             format!(
                 "evaluating \"{}\" against \"{}\" ({} pairs)",
                 position.x,
                 position.o,
                 grouped(plan.pairs())
             )
-        },
-    )?;
+        })?;
     let start = Instant::now();
     let kernel = kernel(KernelArg::Auto)?;
     let mut progress = WorkProgress::new("pairs");
@@ -573,12 +569,8 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     };
     // The generation's, and the book read whole through its mapping.
     let memory = options.table_bytes() + BESIDE_TABLE + book.file_len();
-    check_memory(
-        memory,
-        args.resources.available_memory(),
-        args.resources.ignore_memory_check,
-        || format!("verifying {}", args.book.display()),
-    )?;
+    args.resources
+        .check_memory(memory, || format!("verifying {}", args.book.display()))?;
     eprintln!(
         "verifying {}: its table generated again ({} checkers per side{}), {threads} threads, kernel {kernel}, about {} of memory",
         args.book.display(),

@@ -371,6 +371,16 @@ impl Resources {
         }
     }
 
+    /// Refuses a run needing about `needed` bytes (`what` names it) beyond
+    /// what [`Resources::available_memory`] allows, unless
+    /// `--ignore-memory-check` says to try anyway.
+    pub fn check_memory(&self, needed: u64, what: impl FnOnce() -> String) -> Result<(), CliError> {
+        match memory_shortfall(needed, self.available_memory(), what) {
+            Some(why) if !self.ignore_memory_check => Err(CliError::Input(why)),
+            _ => Ok(()),
+        }
+    }
+
     /// What [`Resources::available_memory`] is, for the dry runs: `8.0 GB
     /// available`, or under a `--memory-limit` both it and what the system
     /// reports.
@@ -824,20 +834,6 @@ fn memory_shortfall(
             human_bytes(available)
         )
     })
-}
-
-/// Refuses a run needing about `needed` bytes beyond what
-/// [`memory_shortfall`] allows, unless told to `ignore` it.
-fn check_memory(
-    needed: u64,
-    available: Option<u64>,
-    ignore: bool,
-    what: impl FnOnce() -> String,
-) -> Result<(), CliError> {
-    match memory_shortfall(needed, available, what) {
-        Some(why) if !ignore => Err(CliError::Input(why)),
-        _ => Ok(()),
-    }
 }
 
 /// `--ignore-disk-check`, for the commands that write a book.

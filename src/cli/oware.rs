@@ -5,8 +5,8 @@ use super::checkpoint::{
 };
 use super::progress::{LevelProgress, Progress, WorkProgress};
 use super::{
-    answer_lines, check_folder_writable, check_memory, configure_threads, counted, dry_run_outcome,
-    grouped, human_bytes, note_replacing, print_book_size, print_time_estimate, print_verdict,
+    answer_lines, check_folder_writable, configure_threads, counted, dry_run_outcome, grouped,
+    human_bytes, note_replacing, print_book_size, print_time_estimate, print_verdict,
     print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
     LineError, Resources,
 };
@@ -680,12 +680,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         return Err(why);
     }
     check_folder_writable(&out)?;
-    check_memory(
-        estimate,
-        available,
-        args.resources.ignore_memory_check,
-        work,
-    )?;
+    args.resources.check_memory(estimate, work)?;
     args.disk.check(expected.book, kept_bytes, &out)?;
     // Held to the end: no other run writes this checkpoint meanwhile (one
     // made below is locked as it is made).
@@ -1206,12 +1201,8 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     // book's size at 12, 14, 15 and 16 seeds, measured), the largest
     // level's child cache (31 bytes a board), three layers of every board.
     let estimate = VERIFY_BESIDE + 3 * book.file_len() + 31 * largest + 3 * boards;
-    check_memory(
-        estimate,
-        args.resources.available_memory(),
-        args.resources.ignore_memory_check,
-        || format!("verifying {}", args.book.display()),
-    )?;
+    args.resources
+        .check_memory(estimate, || format!("verifying {}", args.book.display()))?;
     eprintln!(
         "verifying {}: {} boards, {threads} threads, about {} of memory",
         args.book.display(),
