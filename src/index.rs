@@ -134,6 +134,112 @@ impl<const CELLS: usize> CompositionIndex<CELLS> {
     }
 }
 
+/// Every arrangement of 0 to `max_items` items in `CELLS` cells, numbered
+/// level by level: level `n` holds the arrangements of exactly `n` items in
+/// rank order, and the levels lie one after another, so an arrangement's
+/// global index is its level's start plus its rank. (Oware's boards are
+/// its levels of seeds; a game whose positions are such arrangements
+/// numbers them with this, each child in its own level or a lower one.)
+#[derive(Clone, Debug)]
+pub struct LevelIndex<const CELLS: usize> {
+    ranks: CompositionIndex<CELLS>,
+    /// `level_starts[n]`: arrangements of fewer than `n` items; one extra
+    /// entry at the end.
+    level_starts: Vec<usize>,
+}
+
+impl<const CELLS: usize> LevelIndex<CELLS> {
+    /// The index of the arrangements of at most `max_items` items.
+    pub fn new(max_items: usize) -> Self {
+        let mut level_starts = vec![0usize];
+        for items in 0..=max_items {
+            let size = usize::try_from(CompositionIndex::<CELLS>::count(items))
+                .expect("arrangements counted in a usize");
+            level_starts.push(level_starts[items] + size);
+        }
+        LevelIndex {
+            ranks: CompositionIndex::new(max_items),
+            level_starts,
+        }
+    }
+
+    /// The largest item count indexed.
+    pub fn max_items(&self) -> usize {
+        self.level_starts.len() - 2
+    }
+
+    /// Number of arrangements indexed (every level).
+    pub fn states(&self) -> usize {
+        *self.level_starts.last().unwrap()
+    }
+
+    /// Level boundaries: one entry per level and a final one equal to
+    /// [`Self::states`].
+    pub fn level_starts(&self) -> &[usize] {
+        &self.level_starts
+    }
+
+    /// The rank tables within a level.
+    pub fn ranks(&self) -> &CompositionIndex<CELLS> {
+        &self.ranks
+    }
+
+    /// Global index of `cells`, which hold `items` items (at most
+    /// [`Self::max_items`]; the total is checked in debug builds only: a
+    /// move generator calls this for every move and knows it).
+    #[inline]
+    pub fn index(&self, cells: &[u8; CELLS], items: usize) -> usize {
+        debug_assert_eq!(cells.iter().map(|&c| c as usize).sum::<usize>(), items);
+        self.level_starts[items] + self.ranks.rank(cells) as usize
+    }
+
+    /// The level (item count) of global index `index`.
+    ///
+    /// # Panics
+    ///
+    /// Where `index` is not below [`Self::states`].
+    pub fn level_of(&self, index: usize) -> usize {
+        assert!(index < self.states(), "index {index} of {}", self.states());
+        self.level_starts.partition_point(|&start| start <= index) - 1
+    }
+
+    /// The arrangement at global index `index`.
+    ///
+    /// # Panics
+    ///
+    /// As [`Self::level_of`].
+    pub fn arrangement(&self, index: usize) -> [u8; CELLS] {
+        let items = self.level_of(index);
+        let rank = index - self.level_starts[items];
+        self.ranks.unrank(items, rank as u64)
+    }
+
+    /// The arrangements from global index `index` on, in index order, each
+    /// with its item count.
+    pub fn from(&self, index: usize) -> impl Iterator<Item = ([u8; CELLS], usize)> + '_ {
+        let mut items = if index < self.states() {
+            self.level_of(index)
+        } else {
+            self.max_items() + 1
+        };
+        let mut next = (items <= self.max_items()).then(|| self.arrangement(index));
+        std::iter::from_fn(move || {
+            let cells = next?;
+            let current = (cells, items);
+            let mut following = cells;
+            next = if next_arrangement(&mut following) {
+                Some(following)
+            } else if items < self.max_items() {
+                items += 1;
+                Some(self.ranks.unrank(items, 0))
+            } else {
+                None
+            };
+            Some(current)
+        })
+    }
+}
+
 /// Steps `cells` to the next arrangement with the same total in rank order.
 /// Returns `false` (leaving `cells` unspecified) after the last one.
 #[inline]
@@ -205,6 +311,30 @@ mod tests {
             assert_eq!(index.rank(cells), rank as u64);
             assert_eq!(&index.unrank(3, rank as u64), cells);
         }
+    }
+
+    #[test]
+    fn level_indices_number_every_arrangement_level_by_level() {
+        let index = LevelIndex::<3>::new(5);
+        let counts: Vec<usize> = (0..=5)
+            .map(|n| CompositionIndex::<3>::count(n) as usize)
+            .collect();
+        assert_eq!(counts, [1, 3, 6, 10, 15, 21]);
+        assert_eq!(index.level_starts(), [0, 1, 4, 10, 20, 35, 56]);
+        assert_eq!((index.states(), index.max_items()), (56, 5));
+        // From every index on, the arrangements come in index order, each
+        // at its own index, and the walk ends after the last.
+        for start in 0..=index.states() {
+            let walked: Vec<_> = index.from(start).collect();
+            assert_eq!(walked.len(), index.states() - start);
+            for (at, (cells, items)) in (start..).zip(walked) {
+                assert_eq!(index.arrangement(at), cells);
+                assert_eq!(index.level_of(at), items);
+                assert_eq!(index.index(&cells, items), at);
+            }
+        }
+        assert_eq!(index.arrangement(10), [0, 0, 3]);
+        assert_eq!(index.arrangement(19), [3, 0, 0]);
     }
 
     #[test]

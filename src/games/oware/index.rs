@@ -2,21 +2,22 @@
 //!
 //! Level `n` holds the boards with exactly `n` seeds in rank order (see
 //! [`crate::index`]); levels are laid out one after another, so the global index
-//! of a board is `level_start(n) + rank`. Level 0 is the empty board alone.
+//! of a board is `level_start(n) + rank` ([`LevelIndex`]). Level 0 is the empty
+//! board alone.
 
 use super::board::{Board, HOUSES};
-use crate::index::{next_arrangement, CompositionIndex};
+use crate::index::{CompositionIndex, LevelIndex};
 
 /// Largest seed count a book may hold: every global index of 27 seeds fits in
 /// 32 bits (`C(39, 12)` boards), and values stay well inside the engine's bound.
 pub const MAX_BOOK_SEEDS: u32 = 27;
 
-/// The index of every board with at most `max_seeds` seeds.
+/// The index of every board with at most `max_seeds` seeds: the
+/// arrangements of seeds in twelve houses, level by level
+/// ([`LevelIndex`]).
 #[derive(Clone, Debug)]
 pub struct BoardIndex {
-    ranks: CompositionIndex<HOUSES>,
-    /// `level_starts[n]` = boards with fewer than `n` seeds; one extra entry at the end.
-    level_starts: Vec<usize>,
+    levels: LevelIndex<HOUSES>,
 }
 
 impl BoardIndex {
@@ -25,14 +26,8 @@ impl BoardIndex {
     /// Panics if `max_seeds > MAX_BOOK_SEEDS`.
     pub fn new(max_seeds: u32) -> BoardIndex {
         assert!(max_seeds <= MAX_BOOK_SEEDS);
-        let mut level_starts = vec![0usize];
-        for seeds in 0..=max_seeds as usize {
-            let next = level_starts[seeds] + Self::level_size(seeds as u32);
-            level_starts.push(next);
-        }
         BoardIndex {
-            ranks: CompositionIndex::new(max_seeds as usize),
-            level_starts,
+            levels: LevelIndex::new(max_seeds as usize),
         }
     }
 
@@ -43,17 +38,17 @@ impl BoardIndex {
 
     /// The largest seed count indexed.
     pub fn max_seeds(&self) -> u32 {
-        self.level_starts.len() as u32 - 2
+        self.levels.max_items() as u32
     }
 
     /// Number of boards indexed (all levels, the empty board included).
     pub fn states(&self) -> usize {
-        *self.level_starts.last().unwrap()
+        self.levels.states()
     }
 
     /// Level boundaries: one entry per level and a final one equal to [`Self::states`].
     pub fn level_starts(&self) -> &[usize] {
-        &self.level_starts
+        self.levels.level_starts()
     }
 
     /// Rank of `board` within its level.
@@ -64,7 +59,7 @@ impl BoardIndex {
     #[inline]
     pub fn rank(&self, board: &Board) -> usize {
         self.assert_indexed(board.seeds());
-        self.ranks.rank(board.houses()) as usize
+        self.levels.ranks().rank(board.houses()) as usize
     }
 
     /// Global index of `board`.
@@ -76,7 +71,7 @@ impl BoardIndex {
     pub fn index(&self, board: &Board) -> usize {
         let seeds = board.seeds();
         self.assert_indexed(seeds);
-        self.level_starts[seeds as usize] + self.ranks.rank(board.houses()) as usize
+        self.levels.index(board.houses(), seeds as usize)
     }
 
     #[inline]
@@ -93,44 +88,23 @@ impl BoardIndex {
     /// move and knows the count).
     #[inline]
     pub fn index_with_seeds(&self, board: &Board, seeds: u32) -> usize {
-        debug_assert_eq!(board.seeds(), seeds);
-        self.level_starts[seeds as usize] + self.ranks.rank(board.houses()) as usize
+        self.levels.index(board.houses(), seeds as usize)
     }
 
     /// The board at global index `index`.
     pub fn board(&self, index: usize) -> Board {
-        let seeds = self.level_of(index);
-        let rank = index - self.level_starts[seeds as usize];
-        Board::new(self.ranks.unrank(seeds as usize, rank as u64))
+        Board::new(self.levels.arrangement(index))
     }
 
     /// The seed count of the board at global index `index`.
     pub fn level_of(&self, index: usize) -> u32 {
-        assert!(index < self.states());
-        (self.level_starts.partition_point(|&start| start <= index) - 1) as u32
+        self.levels.level_of(index) as u32
     }
 
     /// The boards from global index `index` on, in index order.
     pub fn boards_from(&self, index: usize) -> impl Iterator<Item = (Board, u32)> + '_ {
-        let mut seeds = if index < self.states() {
-            self.level_of(index)
-        } else {
-            self.max_seeds() + 1
-        };
-        let mut next = (seeds <= self.max_seeds()).then(|| *self.board(index).houses());
-        std::iter::from_fn(move || {
-            let houses = next?;
-            let current = (Board::new(houses), seeds);
-            let mut following = houses;
-            next = if next_arrangement(&mut following) {
-                Some(following)
-            } else if seeds < self.max_seeds() {
-                seeds += 1;
-                Some(self.ranks.unrank(seeds as usize, 0))
-            } else {
-                None
-            };
-            Some(current)
-        })
+        self.levels
+            .from(index)
+            .map(|(houses, seeds)| (Board::new(houses), seeds as u32))
     }
 }
