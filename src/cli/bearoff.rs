@@ -610,6 +610,7 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
     println!("game          backgammon bear-off (two-sided, no gammons)");
     println!("size          {}", human_bytes(book.file_len()));
     println!("checksums     verified");
+    println!("values        not regenerated (endbook bearoff verify does)");
     println!("checkers      at most {} per side", book.checkers());
     println!(
         "sides         {} per player, {} pairs",

@@ -1166,6 +1166,7 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
     );
     println!("checksums     verified");
     println!("records       all well formed, values within -seeds..=seeds");
+    println!("values        not checked against the rules (endbook oware verify does)");
     println!("max seeds     {}", book.max_seeds());
     println!("turn limit    {}", book.turn_limit());
     println!("layers swept  {}", book.turns_swept());
