@@ -358,7 +358,7 @@ impl BearoffBook {
         checkers: usize,
         table: Vec<u32>,
     ) -> Result<(), BookError> {
-        let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
+        let (slots, bytes) = cubeless_codes(checkers, table);
         write_book(path.as_ref(), checkers, false, slots, &bytes)
     }
 
@@ -373,7 +373,7 @@ impl BearoffBook {
         checkers: usize,
         table: Vec<f64>,
     ) -> Result<(), BookError> {
-        let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
+        let (slots, bytes) = cubeful_codes(checkers, table);
         write_book(path.as_ref(), checkers, true, slots, &bytes)
     }
 
@@ -384,7 +384,7 @@ impl BearoffBook {
     /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
     /// the size of that universe's table.
     pub fn cubeless_bytes(checkers: usize, table: Vec<u32>) -> Vec<u8> {
-        let (slots, bytes) = narrow(checkers, 1, table, |v, _| encode_fixed(v));
+        let (slots, bytes) = cubeless_codes(checkers, table);
         book::to_bytes(
             GAME_TAG,
             &params(checkers, false, slots),
@@ -399,7 +399,7 @@ impl BearoffBook {
     /// Where `checkers` is above [`super::MAX_CHECKERS`] or `table` is not
     /// the size of that universe's table.
     pub fn cubeful_bytes(checkers: usize, table: Vec<f64>) -> Vec<u8> {
-        let (slots, bytes) = narrow(checkers, 4, table, encode_cubeful);
+        let (slots, bytes) = cubeful_codes(checkers, table);
         book::to_bytes(GAME_TAG, &params(checkers, true, slots), &[section(&bytes)])
     }
 }
@@ -452,10 +452,8 @@ impl BearoffBook {
         let generated = super::generate(options, progress);
         let compare = |codes: &[u8]| self.compare(codes);
         match generated.table {
-            Table::Cubeless(table) => {
-                compare(&narrow(self.checkers, 1, table, |v, _| encode_fixed(v)).1)
-            }
-            Table::Cubeful(table) => compare(&narrow(self.checkers, 4, table, encode_cubeful).1),
+            Table::Cubeless(table) => compare(&cubeless_codes(self.checkers, table).1),
+            Table::Cubeful(table) => compare(&cubeful_codes(self.checkers, table).1),
         }
     }
 
@@ -498,12 +496,22 @@ impl BearoffBook {
     }
 }
 
-fn encode_cubeful(value: f64, k: usize) -> u16 {
-    if k == cubeful::WIN {
-        encode_probability(value)
-    } else {
-        encode_equity(value)
-    }
+/// A cubeless table's 16-bit codes, as a book stores them (in place), and
+/// its slot count: what the writers write and `verify` compares.
+fn cubeless_codes(checkers: usize, table: Vec<u32>) -> (usize, Narrowed<u32>) {
+    narrow(checkers, 1, table, |v, _| encode_fixed(v))
+}
+
+/// [`cubeless_codes`] for a cubeful table: P(win) as a probability, the
+/// three equities as equities.
+fn cubeful_codes(checkers: usize, table: Vec<f64>) -> (usize, Narrowed<f64>) {
+    narrow(checkers, 4, table, |value, k| {
+        if k == cubeful::WIN {
+            encode_probability(value)
+        } else {
+            encode_equity(value)
+        }
+    })
 }
 
 fn params(checkers: usize, cube: bool, slots: usize) -> [u64; 5] {
