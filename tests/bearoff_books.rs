@@ -301,3 +301,145 @@ fn verify_names_the_first_value_the_generator_does_not_give() {
         }
     }
 }
+
+/// The names `verify_rules` gives a pair's values, in the table's order.
+const VALUE_NAMES: [&str; 4] = [
+    "P(win)",
+    "the equity with the cube owned",
+    "the equity with the cube centred",
+    "the equity with the cube owned by the opponent",
+];
+
+/// A book with `section` for its table, its checksums recomputed.
+fn rewritten(bytes: &[u8], section: &[u8]) -> BearoffBook {
+    use endbook::book::Container;
+    let container = Container::from_bytes("sound", bytes.to_vec(), GAME_TAG).unwrap();
+    let bytes = book::to_bytes(
+        GAME_TAG,
+        container.params(),
+        &[SectionData {
+            meta: [0, 0],
+            bytes: section,
+        }],
+    );
+    BearoffBook::from_bytes(bytes).expect("it opens")
+}
+
+/// `verify_rules` passes generated books, every pair checked and every
+/// difference within its tolerance, and those differences not all zero
+/// (the codes' rounding is what the tolerance is for).
+#[test]
+fn generated_books_follow_from_their_rolls() {
+    use endbook::games::bearoff::verify::tolerance;
+    for (checkers, cube) in [(1, false), (4, false), (4, true), (6, true)] {
+        let book = BearoffBook::from_bytes(
+            generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes(),
+        )
+        .unwrap();
+        let mut reported = (0, 0);
+        let checked = book
+            .verify_rules(|done, pairs| reported = (done, pairs))
+            .unwrap();
+        let positions = book.positions() as u64;
+        assert_eq!(checked.pairs, positions * positions);
+        assert_eq!(reported, (checked.pairs, checked.pairs));
+        let values = if cube { 4 } else { 1 };
+        for (k, largest) in checked.largest.iter().enumerate() {
+            if k < values {
+                assert!(*largest <= tolerance(k), "{checkers} {cube} {k} {largest}");
+                if checkers > 1 {
+                    assert!(*largest > 0.0, "{checkers} {cube} {k}");
+                }
+            } else {
+                assert_eq!(*largest, 0.0);
+            }
+        }
+    }
+}
+
+/// A value moved by more than its tolerance (checksums recomputed) breaks
+/// the rules where it is stored or where a pair reads it one roll ahead:
+/// `verify_rules` names that pair, with the value the book answers for it.
+#[test]
+fn verify_rules_names_a_value_its_rolls_do_not_give() {
+    use endbook::games::bearoff::verify::tolerance;
+    use endbook::games::bearoff::{results, solve::table_index, ROLLS};
+    let mut rng = Rng(0xb0ff);
+    for cube in [false, true] {
+        let checkers = 4;
+        let bytes = generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes();
+        let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
+        let universe = Universe::full_layout(checkers);
+        let values = if cube { 4 } else { 1 };
+        let sound = {
+            use endbook::book::Container;
+            Container::from_bytes("sound", bytes.clone(), GAME_TAG)
+                .unwrap()
+                .section(0)
+                .to_vec()
+        };
+        let sides = sides(checkers);
+        for _ in 0..12 {
+            let x = sides[rng.below(sides.len() as u64) as usize];
+            let o = sides[rng.below(sides.len() as u64) as usize];
+            let k = rng.below(values as u64) as usize;
+            let (m, s) = (universe.slot(&x).unwrap(), universe.slot(&o).unwrap());
+            let at = 2 * table_index(universe.slots(), values, m, s, k);
+            let code = u16::from_le_bytes([sound[at], sound[at + 1]]);
+            // Four steps: past every tolerance (at most three equity steps
+            // of 1/65535 each, a probability's step being 1/65535).
+            let moved = if code >= 32768 { code - 4 } else { code + 4 };
+            let mut section = sound.clone();
+            section[at..at + 2].copy_from_slice(&moved.to_le_bytes());
+            let altered = rewritten(&bytes, &section);
+            let broken = altered.verify_rules(|_, _| {}).unwrap_err();
+            let named = VALUE_NAMES.iter().position(|&name| name == broken.value);
+            assert_eq!(Some(broken.tolerance), named.map(tolerance), "{broken}");
+            assert!(
+                (broken.stored - broken.recomputed).abs() > broken.tolerance,
+                "{broken}"
+            );
+            let is_the_pair = (broken.mover, broken.opponent) == (x, o);
+            let reads_it = broken.opponent == x
+                && ROLLS
+                    .iter()
+                    .any(|&roll| results(&broken.mover, roll).contains(&o));
+            assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
+            let entry = altered.entry(&broken.mover, &broken.opponent).unwrap();
+            let answered = match named {
+                Some(0) => entry.win,
+                Some(1) => entry.cube.unwrap().owned,
+                Some(2) => entry.cube.unwrap().centred,
+                _ => entry.cube.unwrap().opponent_owns,
+            };
+            assert_eq!(answered, broken.stored, "{broken}");
+            assert!(broken.to_string().starts_with(&format!(
+                "{} against {}: the book holds ",
+                broken.mover, broken.opponent
+            )));
+        }
+        // The book itself passes.
+        assert!(book.verify_rules(|_, _| {}).is_ok());
+    }
+}
+
+/// A table every value of which is the same code, consistent with itself
+/// but not with the game, breaks the rules at the first pair: the mover
+/// with no checker left has won.
+#[test]
+fn verify_rules_rejects_a_table_of_one_value() {
+    let bytes = generate(GenerateOptions::new(3, true), |_| {}).into_book_bytes();
+    let section: Vec<u8> = {
+        use endbook::book::Container;
+        let len = Container::from_bytes("sound", bytes.clone(), GAME_TAG)
+            .unwrap()
+            .section(0)
+            .len();
+        32768u16.to_le_bytes().repeat(len / 2)
+    };
+    let broken = rewritten(&bytes, &section)
+        .verify_rules(|_, _| {})
+        .unwrap_err();
+    assert!(broken.mover.is_empty(), "{broken}");
+    assert_eq!(broken.recomputed, 1.0);
+}

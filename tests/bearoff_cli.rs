@@ -591,24 +591,40 @@ fn batch_names_the_bad_line_and_fails() {
     bad_input(&["bearoff", "probe", "--book", book_arg()], "--x");
 }
 
-/// `bearoff verify` passes a book the binary wrote (exit 0), names the
-/// first value of an altered copy (checksums recomputed) the generator
-/// does not give (exit 1), and cannot verify what it cannot read (exit 2).
+/// `bearoff verify` passes a book the binary wrote (exit 0), against the
+/// generator and against the rules; names a value of an altered copy
+/// (checksums recomputed) by its sides, by either check alone and by both
+/// (exit 1); and cannot verify what it cannot read (exit 2).
 #[test]
 fn verify_passes_written_books_and_names_an_altered_value() {
     use endbook::book::{self, Container, SectionData};
     use endbook::games::bearoff::book::GAME_TAG;
+    use endbook::games::bearoff::{solve::table_index, Side, Universe};
     let out = endbook(&["bearoff", "verify", "--book", book_arg()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
     assert!(
-        text(&out.stdout).contains("is the one this build generates"),
-        "{}",
-        text(&out.stdout)
+        stdout.contains("is the one this build generates")
+            && stdout.contains(" against the rules: each of its 44,100 pairs ")
+            && stdout.contains("within the 16-bit codes' precision (largest differences: P(win) "),
+        "{stdout}"
+    );
+    // P(win) of 2 checkers on the 6-point to move against 1 on the 1-point.
+    let (mover, opponent): (Side, Side) = (
+        "0 0 0 0 0 2".parse().unwrap(),
+        "1 0 0 0 0 0".parse().unwrap(),
+    );
+    let universe = Universe::full_layout(4);
+    let at = 2 * table_index(
+        universe.slots(),
+        4,
+        universe.slot(&mover).unwrap(),
+        universe.slot(&opponent).unwrap(),
+        0,
     );
     let container = Container::open(book(), GAME_TAG).unwrap();
     let mut section = container.section(0).to_vec();
-    let middle = (section.len() / 2) & !1;
-    section[middle + 1] ^= 0x10;
+    section[at + 1] ^= 0x10;
     let bytes = book::to_bytes(
         GAME_TAG,
         container.params(),
@@ -620,15 +636,22 @@ fn verify_passes_written_books_and_names_an_altered_value() {
     let dir = tempfile::tempdir().unwrap();
     let altered = dir.path().join("altered.book");
     std::fs::write(&altered, bytes).unwrap();
-    let out = endbook(&["bearoff", "verify", "--book", altered.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains("altered.book holds a value this build does not generate: ")
-            && stderr.contains(" against ")
-            && stderr.contains(", the generator gives "),
-        "{stderr}"
-    );
+    let pair = format!("{mover} against {opponent}: the book holds P(win) ");
+    for check in [None, Some("generator"), Some("rules")] {
+        let mut args = vec!["bearoff", "verify", "--book", altered.to_str().unwrap()];
+        args.extend(check.iter().flat_map(|check| ["--check", check]));
+        let out = endbook(&args);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        let expected = match check {
+            Some("rules") => "altered.book holds a value its rolls do not give: ",
+            _ => "altered.book holds a value this build does not generate: ",
+        };
+        assert!(
+            stderr.contains(&format!("{expected}{pair}")),
+            "{check:?}: {stderr}"
+        );
+    }
     let missing = dir.path().join("missing.book");
     let out = endbook(&["bearoff", "verify", "--book", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

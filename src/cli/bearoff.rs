@@ -7,7 +7,7 @@ use super::{
     print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
     Resources,
 };
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use endbook::games::bearoff::{
     generate, ranked_plays, BearoffBook, CubeAction, Entry, Evaluation, GenerateOptions, Lookup,
     OptionsError, Plan, ProbeError, Progress, Roll, Side, Universe, MAX_CHECKERS, POINTS,
@@ -35,13 +35,19 @@ pub enum Command {
     Eval(EvalArgs),
     /// Show a book's header: checkers, values, sizes.
     Info(InfoArgs),
-    /// Check every stored value of a book: its table generated again and
-    /// each 16-bit code compared with the one this build writes.
+    /// Check every stored value of a book twice: against the generator
+    /// (its table generated again, each 16-bit code compared with the one
+    /// this build writes, padding included) and against the rules (each
+    /// pair's values recomputed from the book's own values one roll ahead,
+    /// by the rules' move generator and plain arithmetic, and allowed the
+    /// 16-bit codes' rounding, 1/65535 to 3/65535).
     ///
     /// Opening a book checks its checksums and layout, but any 16-bit code
-    /// decodes to a value: a file altered and checksummed again still opens.
-    /// Takes the time and memory of generating the book. Exits 1 at the
-    /// first differing value, naming its sides; 2 when the book cannot be
+    /// decodes to a value: a file altered and checksummed again still opens,
+    /// and a faulty generator would write its faults in both the book and
+    /// the regenerated table. Each check takes about the time of generating
+    /// the book; the memory is the generation's. Exits 1 at the first value
+    /// either check rejects, naming its sides; 2 when the book cannot be
     /// read or the run cannot start (too little memory, say).
     Verify(VerifyArgs),
 }
@@ -157,12 +163,24 @@ pub struct VerifyArgs {
     /// The book to verify.
     #[arg(long, value_name = "FILE")]
     book: PathBuf,
+    /// Which checks to run: both, or the one against the generator or the
+    /// one against the rules alone.
+    #[arg(long, value_enum, default_value = "both")]
+    check: CheckArg,
     /// The kernel that generates the table again (all give identical
     /// tables): auto takes avx2 where the CPU has it, else portable.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
     #[command(flatten)]
     resources: Resources,
+}
+
+/// `verify --check`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CheckArg {
+    Both,
+    Generator,
+    Rules,
 }
 
 pub fn run(command: Command) -> Result<(), CliError> {
@@ -567,39 +585,83 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
         cube: book.has_cube(),
         kernel,
     };
-    // The generation's, and the book read whole through its mapping.
-    let memory = options.table_bytes() + BESIDE_TABLE + book.file_len();
+    let generator = matches!(args.check, CheckArg::Both | CheckArg::Generator);
+    let rules = matches!(args.check, CheckArg::Both | CheckArg::Rules);
+    // The book read whole through its mapping, and the generation's table
+    // where it is generated again (the rules' check holds each side's
+    // results beside the book, within BESIDE_TABLE).
+    let memory = BESIDE_TABLE + book.file_len() + if generator { options.table_bytes() } else { 0 };
     args.resources
         .check_memory(memory, || format!("verifying {}", args.book.display()))?;
     eprintln!(
-        "verifying {}: its table generated again ({} checkers per side{}), {threads} threads, kernel {kernel}, about {} of memory",
+        "verifying {} ({} checkers per side{}) against {}: {threads} threads{}, about {} of memory",
         args.book.display(),
         book.checkers(),
         if book.has_cube() { ", cubeful" } else { "" },
+        match args.check {
+            CheckArg::Both => "the generator (its table generated again) and the rules",
+            CheckArg::Generator => "the generator (its table generated again)",
+            CheckArg::Rules => "the rules",
+        },
+        if generator {
+            format!(", kernel {kernel}")
+        } else {
+            String::new()
+        },
         human_bytes(memory)
     );
-    let start = Instant::now();
-    let mut progress = WorkProgress::new("pairs");
-    let verified = on_pool(|| {
-        book.verify(kernel, |p: Progress| {
-            progress.update(p.pairs_done, p.pairs, || {
-                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+    if generator {
+        let start = Instant::now();
+        let mut progress = WorkProgress::new("pairs");
+        let verified = on_pool(|| {
+            book.verify(kernel, |p: Progress| {
+                progress.update(p.pairs_done, p.pairs, || {
+                    format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+                })
             })
-        })
-    });
-    progress.finish();
-    let pairs = verified.map_err(|mismatch| {
-        CliError::Failure(format!(
-            "{} holds a value this build does not generate: {mismatch}",
-            args.book.display()
-        ))
-    })?;
-    println!(
-        "verified {}: every stored value of its {} pairs (padding included) is the one this build generates, in {:.2} s",
-        args.book.display(),
-        grouped(pairs),
-        start.elapsed().as_secs_f64()
-    );
+        });
+        progress.finish();
+        let pairs = verified.map_err(|mismatch| {
+            CliError::Failure(format!(
+                "{} holds a value this build does not generate: {mismatch}",
+                args.book.display()
+            ))
+        })?;
+        println!(
+            "verified {}: every stored value of its {} pairs (padding included) is the one this build generates, in {:.2} s",
+            args.book.display(),
+            grouped(pairs),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    if rules {
+        let start = Instant::now();
+        let mut progress = WorkProgress::new("pairs");
+        let checked = on_pool(|| {
+            book.verify_rules(|done, pairs| {
+                progress.update(done, pairs, || "against the rules".into())
+            })
+        });
+        progress.finish();
+        let checked = checked.map_err(|broken| {
+            CliError::Failure(format!(
+                "{} holds a value its rolls do not give: {broken}",
+                args.book.display()
+            ))
+        })?;
+        let [win, owned, centred, opponent_owns] = checked.largest;
+        let largest = if book.has_cube() {
+            format!("P(win) {win:.1e}, equities {owned:.1e}, {centred:.1e} and {opponent_owns:.1e} (owned, centred, opponent owns)")
+        } else {
+            format!("P(win) {win:.1e}")
+        };
+        println!(
+            "verified {} against the rules: each of its {} pairs is what its rolls give from the book's values one roll ahead, within the 16-bit codes' precision (largest differences: {largest}), in {:.2} s",
+            args.book.display(),
+            grouped(checked.pairs),
+            start.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
@@ -610,7 +672,9 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
     println!("game          backgammon bear-off (two-sided, no gammons)");
     println!("size          {}", human_bytes(book.file_len()));
     println!("checksums     verified");
-    println!("values        not regenerated (endbook bearoff verify does)");
+    println!(
+        "values        not checked against the generator or the rules (endbook bearoff verify does)"
+    );
     println!("checkers      at most {} per side", book.checkers());
     println!(
         "sides         {} per player, {} pairs",

@@ -16,9 +16,8 @@
 
 use super::dice::{plays, Play, Roll};
 use super::side::{Side, MAX_CHECKERS};
-use super::solve::{cubeful, table_index, Progress, ONE};
+use super::solve::{cubeful, table_index, ONE};
 use super::universe::Universe;
-use super::{GenerateOptions, Kernel, Table};
 use crate::book::{self, BookError, Container, SectionData};
 use std::fmt;
 use std::path::Path;
@@ -340,10 +339,34 @@ impl BearoffBook {
     }
 
     fn code(&self, mover: usize, opponent: usize, value: usize) -> u16 {
-        let values = if self.cube { 4 } else { 1 };
-        let at = 2 * table_index(self.layout.slots(), values, mover, opponent, value);
-        let bytes = self.container.section(0);
+        let at = 2 * table_index(
+            self.layout.slots(),
+            self.values_per_pair(),
+            mover,
+            opponent,
+            value,
+        );
+        let bytes = self.codes();
         u16::from_le_bytes([bytes[at], bytes[at + 1]])
+    }
+
+    /// The table's little-endian 16-bit codes, in the generator's layout.
+    pub(super) fn codes(&self) -> &[u8] {
+        self.container.section(0)
+    }
+
+    /// The full universe's slots the table is laid out in.
+    pub(super) fn layout(&self) -> &Universe {
+        &self.layout
+    }
+
+    /// Values per pair: 1, or 4 with the cube.
+    pub(super) fn values_per_pair(&self) -> usize {
+        if self.cube {
+            4
+        } else {
+            1
+        }
     }
 
     /// Writes a cubeless table (from [`super::solve::solve`] over
@@ -404,107 +427,15 @@ impl BearoffBook {
     }
 }
 
-/// A stored code that differs from the one this build generates
-/// ([`BearoffBook::verify`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mismatch {
-    /// The pair's slots in the book's layout (mover, opponent).
-    pub slots: (usize, usize),
-    /// Its sides, where the slots hold sides (not padding).
-    pub sides: Option<(Side, Side)>,
-    /// Which value: `P(win)`, or the equity with the cube owned by the
-    /// player to move, centred, or owned by the opponent.
-    pub value: &'static str,
-    /// The stored value and the generated one, decoded.
-    pub stored: f64,
-    pub generated: f64,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.sides {
-            Some((mover, opponent)) => write!(f, "{mover} against {opponent}")?,
-            None => write!(f, "padding slots {} and {}", self.slots.0, self.slots.1)?,
-        }
-        write!(
-            f,
-            ": the book holds {} {:.6}, the generator gives {:.6}",
-            self.value, self.stored, self.generated
-        )
-    }
-}
-
-impl std::error::Error for Mismatch {}
-
-impl BearoffBook {
-    /// Generates the book's table again with `kernel` and compares every
-    /// stored code, padding included, with the one this build writes: a
-    /// book altered with its checksums recomputed (any 16-bit code decodes
-    /// to a value) differs. Returns the pairs compared, or the first
-    /// differing value in the table's layout. Takes what generating the
-    /// book takes; `progress` sees the generation's.
-    pub fn verify(&self, kernel: Kernel, progress: impl FnMut(Progress)) -> Result<u64, Mismatch> {
-        let options = GenerateOptions {
-            checkers: self.checkers,
-            cube: self.cube,
-            kernel,
-        };
-        let generated = super::generate(options, progress);
-        let compare = |codes: &[u8]| self.compare(codes);
-        match generated.table {
-            Table::Cubeless(table) => compare(&cubeless_codes(self.checkers, table).1),
-            Table::Cubeful(table) => compare(&cubeful_codes(self.checkers, table).1),
-        }
-    }
-
-    /// [`BearoffBook::verify`]'s comparison with the generated `codes`.
-    fn compare(&self, codes: &[u8]) -> Result<u64, Mismatch> {
-        let stored = self.container.section(0);
-        assert_eq!(stored.len(), codes.len(), "the same layout");
-        let slots = self.layout.slots();
-        let Some(at) = stored
-            .chunks_exact(2)
-            .zip(codes.chunks_exact(2))
-            .position(|(a, b)| a != b)
-        else {
-            return Ok((slots * slots) as u64);
-        };
-        // `table_index` undone.
-        let values = if self.cube { 4 } else { 1 };
-        let lanes = super::universe::LANES;
-        let (lane, rest) = (at % lanes, at / lanes);
-        let (k, rest) = (rest % values, rest / values);
-        let (opponent, mover) = (rest % slots, rest / slots * lanes + lane);
-        debug_assert_eq!(table_index(slots, values, mover, opponent, k), at);
-        let code = |bytes: &[u8]| u16::from_le_bytes([bytes[2 * at], bytes[2 * at + 1]]);
-        let decode = |code| match k {
-            cubeful::WIN => decode_probability(code),
-            _ => decode_equity(code),
-        };
-        Err(Mismatch {
-            slots: (mover, opponent),
-            sides: self.layout.side(mover).zip(self.layout.side(opponent)),
-            value: match k {
-                cubeful::WIN => "P(win)",
-                cubeful::OWNED => "the equity with the cube owned",
-                cubeful::CENTRED => "the equity with the cube centred",
-                _ => "the equity with the cube owned by the opponent",
-            },
-            stored: decode(code(stored)),
-            generated: decode(code(codes)),
-        })
-    }
-}
-
 /// A cubeless table's 16-bit codes, as a book stores them (in place), and
 /// its slot count: what the writers write and `verify` compares.
-fn cubeless_codes(checkers: usize, table: Vec<u32>) -> (usize, Narrowed<u32>) {
+pub(super) fn cubeless_codes(checkers: usize, table: Vec<u32>) -> (usize, Narrowed<u32>) {
     narrow(checkers, 1, table, |v, _| encode_fixed(v))
 }
 
 /// [`cubeless_codes`] for a cubeful table: P(win) as a probability, the
 /// three equities as equities.
-fn cubeful_codes(checkers: usize, table: Vec<f64>) -> (usize, Narrowed<f64>) {
+pub(super) fn cubeful_codes(checkers: usize, table: Vec<f64>) -> (usize, Narrowed<f64>) {
     narrow(checkers, 4, table, |value, k| {
         if k == cubeful::WIN {
             encode_probability(value)
@@ -549,13 +480,13 @@ fn write_book(
 
 /// Plain numbers whose every bit pattern is a value: a table of them may be
 /// overwritten byte by byte.
-trait Plain: Copy {}
+pub(super) trait Plain: Copy {}
 impl Plain for u32 {}
 impl Plain for f64 {}
 
 /// A table narrowed in place to little-endian `u16` codes, kept in its own
 /// allocation (whose values are meaningless afterwards).
-struct Narrowed<T> {
+pub(super) struct Narrowed<T> {
     table: Vec<T>,
 }
 

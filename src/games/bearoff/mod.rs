@@ -48,18 +48,19 @@ pub mod eval;
 pub mod side;
 pub mod solve;
 pub mod universe;
+pub mod verify;
 
 pub use crate::book::BookError;
 pub use crate::kernels::Kernel;
 pub use book::{
-    ranked_plays, BearoffBook, CubeAction, CubeEquities, Entry, Lookup, Mismatch, ProbeError,
-    RankedPlay,
+    ranked_plays, BearoffBook, CubeAction, CubeEquities, Entry, Lookup, ProbeError, RankedPlay,
 };
 pub use dice::{plays, results, Play, Roll, Step, ROLLS};
 pub use eval::{Evaluation, Plan};
 pub use side::{ParseSideError, Side, MAX_CHECKERS, POINTS};
 pub use solve::{Progress, ONE};
 pub use universe::{Universe, LANES};
+pub use verify::{Mismatch, RuleBreak, RulesChecked};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
