@@ -327,7 +327,9 @@ fn rewritten(bytes: &[u8], section: &[u8]) -> BearoffBook {
 
 /// `verify_rules` passes generated books, every pair checked and every
 /// difference within its tolerance, and those differences not all zero
-/// (the codes' rounding is what the tolerance is for).
+/// (the codes' rounding is what the tolerance is for); at 6 checkers with
+/// the cube, each tolerance is within half a unit of 1/65535 of the largest
+/// difference seen, so none is looser than the codes need.
 #[test]
 fn generated_books_follow_from_their_rolls() {
     use endbook::games::bearoff::verify::tolerance;
@@ -349,6 +351,13 @@ fn generated_books_follow_from_their_rolls() {
                 assert!(*largest <= tolerance(k), "{checkers} {cube} {k} {largest}");
                 if checkers > 1 {
                     assert!(*largest > 0.0, "{checkers} {cube} {k}");
+                }
+                if checkers == 6 {
+                    assert!(
+                        *largest > tolerance(k) - 0.5 / 65535.0,
+                        "{k}: {largest} against {}",
+                        tolerance(k)
+                    );
                 }
             } else {
                 assert_eq!(*largest, 0.0);
@@ -386,9 +395,17 @@ fn verify_rules_names_a_value_its_rolls_do_not_give() {
             let (m, s) = (universe.slot(&x).unwrap(), universe.slot(&o).unwrap());
             let at = 2 * table_index(universe.slots(), values, m, s, k);
             let code = u16::from_le_bytes([sound[at], sound[at + 1]]);
-            // Four steps: past every tolerance (at most three equity steps
-            // of 1/65535 each, a probability's step being 1/65535).
-            let moved = if code >= 32768 { code - 4 } else { code + 4 };
+            // The fewest code steps sure to break the pair's own rule: past
+            // twice its tolerance (the stored code may already sit a
+            // tolerance from its recomputation), so 3 steps of 1/65535 for
+            // P(win) (tolerance 1/65535), 3 of 2/65535 for the owned equity
+            // (2/65535), 4 of 2/65535 for the others (3/65535).
+            let steps = if k <= 1 { 3 } else { 4 };
+            let moved = if code >= 32768 {
+                code - steps
+            } else {
+                code + steps
+            };
             let mut section = sound.clone();
             section[at..at + 2].copy_from_slice(&moved.to_le_bytes());
             let altered = rewritten(&bytes, &section);

@@ -17,13 +17,25 @@
 //!   P(X, O) = sum over rolls r of p(r) * (1 if r bears X off, else 1 - min over X' of P(O, X'))
 //!   ```
 //!
-//!   and the three no-double equities likewise (see [`super::solve`]). Every
-//!   play lowers the pip count, so by induction on the pips every value that
-//!   passes is the game's, to within what 16-bit codes can say: a stored
-//!   code is within half a step of its value and so are the codes it is
-//!   recomputed from, so each value is allowed [`tolerance`] steps. A value
-//!   wrong by more than that fails wherever it sits, padding aside (padding
-//!   holds no pair).
+//!   and the three no-double equities likewise (see [`super::solve`]). Each
+//!   value must be within [`tolerance`] of what its rolls give from the
+//!   book's values one roll ahead: a stored code is within half a step of
+//!   its value and so are the codes it is recomputed from. The check is
+//!   local: it bounds each value's distance from its recomputation, not
+//!   from the game, since the values it is recomputed from may be off too,
+//!   and such errors can add up over the plies (a book rewritten pair by
+//!   pair in pip order, each code as far from the generator's as the
+//!   tolerance lets it, passes at 4 to 15 units of 1/65535 from the game at
+//!   6 checkers). What it catches is a value off from its rolls by more: a
+//!   generator fault larger than a few code steps, and a lone altered code
+//!   moved by more than twice its tolerance (3 steps of a probability's
+//!   code or of the owned equity's, 4 of the other equities'). Exact
+//!   agreement is the first check's.
+//!
+//! The rules check shares the rules' move generator ([`results`]) with the
+//! generator's universes; what it does not share is their result groups,
+//! the layout of the solve, its fixed point and its kernels. The rules
+//! themselves are checked by an independent brute force in the tests.
 
 use super::book::{cubeful_codes, cubeless_codes, decode_equity, decode_probability, BearoffBook};
 use super::dice::{results, ROLLS};
@@ -125,8 +137,8 @@ const VALUE_NAMES: [&str; 4] = [
 /// by the centred and opponent-owned equities, which doubles it. So the
 /// allowance is the stored code's error plus its children's: 1/65535 for
 /// `P(win)`, 2/65535 with the cube owned, 3/65535 for the other two, and
-/// 1e-7 for the generator's own rounding (at most 1.1e-8, see
-/// [`super::solve`]) and the check's arithmetic.
+/// 1e-7 for the generator's own rounding over one roll (half a unit of its
+/// fixed point, 1.2e-10, see [`super::solve`]) and the check's arithmetic.
 pub fn tolerance(k: usize) -> f64 {
     let steps = match k {
         cubeful::WIN => 1.0,
@@ -184,6 +196,17 @@ impl BearoffBook {
             stored: decode(k, code(stored)),
             generated: decode(k, code(codes)),
         })
+    }
+
+    /// Bytes [`BearoffBook::verify_rules`] holds beside the book: each
+    /// slot's side, and each side's rolls and the slots they leave (at most
+    /// 200 a side: 9,207,793 for the 54,264 sides of 15 checkers, 170 a
+    /// side, 61 MB in all by this count).
+    pub fn verify_rules_bytes(&self) -> u64 {
+        let slots = self.layout().slots() as u64;
+        let positions = self.positions() as u64;
+        let per_side = ROLLS.len() * std::mem::size_of::<RollResults>() + 4 + 200 * 4;
+        slots * std::mem::size_of::<Option<Side>>() as u64 + positions * per_side as u64
     }
 
     /// Checks every pair's stored values against its rolls, one roll ahead
@@ -295,6 +318,8 @@ impl Rolls {
             }
             rolls.start.push(rolls.rolls.len() as u32);
         }
+        rolls.rolls.shrink_to_fit();
+        rolls.children.shrink_to_fit();
         rolls
     }
 
