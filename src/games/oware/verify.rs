@@ -132,11 +132,21 @@ pub fn verify(
                     kernel.sweep(&cache, block, &before, out);
                 });
             let level_values = &recomputed[start - first..end - first];
-            if let Some(offset) = level_values
-                .iter()
-                .zip(&stored[start..end])
-                .position(|(new, old)| new != old)
-            {
+            // The first chunk that differs (in parallel), then its first
+            // differing board.
+            let differs = level_values
+                .par_chunks(CHUNK_STATES)
+                .zip(stored[start..end].par_chunks(CHUNK_STATES))
+                .position_first(|(new, old)| new != old);
+            if let Some(offset) = differs.map(|chunk| {
+                let at = chunk * CHUNK_STATES;
+                let new = &level_values[at..];
+                at + new
+                    .iter()
+                    .zip(&stored[start + at..end])
+                    .take_while(|(new, old)| new == old)
+                    .count()
+            }) {
                 return Err(Mismatch {
                     board: index.board(start + offset),
                     turns_left: turn,
@@ -150,7 +160,10 @@ pub fn verify(
                 turn,
                 last_turn,
             });
-            before[..end].copy_from_slice(&stored[..end]);
+            before[..end]
+                .par_chunks_mut(CHUNK_STATES)
+                .zip(stored[..end].par_chunks(CHUNK_STATES))
+                .for_each(|(before, stored)| before.copy_from_slice(stored));
         }
     }
     Ok(verified)
