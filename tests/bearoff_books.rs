@@ -9,7 +9,7 @@ use endbook::games::bearoff::book::{
     decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME_TAG,
 };
 use endbook::games::bearoff::{
-    generate, BearoffBook, GenerateOptions, Kernel, Lookup, OptionsError, ProbeError, Side,
+    generate, BearoffBook, Entry, GenerateOptions, Kernel, Lookup, OptionsError, ProbeError, Side,
     Universe, MAX_CHECKERS, ONE,
 };
 
@@ -257,8 +257,7 @@ fn verify_names_the_first_value_the_generator_does_not_give() {
         let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
         let slots = Universe::full_layout(3).slots() as u64;
         assert_eq!(book.verify(Kernel::scalar(), |_| {}), Ok(slots * slots));
-        let container = Container::from_bytes("sound", bytes, GAME_TAG).unwrap();
-        let params = container.params().to_vec();
+        let container = Container::from_bytes("sound", bytes.clone(), GAME_TAG).unwrap();
         let section = container.section(0).to_vec();
         // One code in the middle of the table, and the last, in the last
         // slot: padding (each pip class is padded to whole vectors).
@@ -266,27 +265,14 @@ fn verify_names_the_first_value_the_generator_does_not_give() {
         for at in [middle, section.len() - 2] {
             let mut altered = section.clone();
             altered[at] ^= 0x40;
-            let bytes = book::to_bytes(
-                GAME_TAG,
-                &params,
-                &[SectionData {
-                    meta: [0, 0],
-                    bytes: &altered,
-                }],
-            );
-            let wrong = BearoffBook::from_bytes(bytes).expect("it opens");
+            let wrong = rewritten(&bytes, &altered);
             let mismatch = wrong.verify(Kernel::scalar(), |_| {}).unwrap_err();
             assert_ne!(mismatch.stored, mismatch.generated);
             match mismatch.sides {
                 Some((mover, opponent)) => {
                     assert_eq!(at, middle, "{mismatch}");
                     let entry = wrong.entry(&mover, &opponent).unwrap();
-                    let stored = match mismatch.value {
-                        "P(win)" => entry.win,
-                        "the equity with the cube owned" => entry.cube.unwrap().owned,
-                        "the equity with the cube centred" => entry.cube.unwrap().centred,
-                        _ => entry.cube.unwrap().opponent_owns,
-                    };
+                    let stored = value_named(&entry, mismatch.value);
                     assert_eq!(stored, mismatch.stored, "{mismatch}");
                     assert!(mismatch.to_string().starts_with(&format!(
                         "{mover} against {opponent}: the book holds {}",
@@ -309,6 +295,18 @@ const VALUE_NAMES: [&str; 4] = [
     "the equity with the cube centred",
     "the equity with the cube owned by the opponent",
 ];
+
+/// The value of `entry` that `verify` and `verify_rules` call `name`.
+fn value_named(entry: &Entry, name: &str) -> f64 {
+    let cube = || entry.cube.expect("a cubeful entry");
+    match VALUE_NAMES.iter().position(|&named| named == name) {
+        Some(0) => entry.win,
+        Some(1) => cube().owned,
+        Some(2) => cube().centred,
+        Some(3) => cube().opponent_owns,
+        _ => panic!("no value is named {name:?}"),
+    }
+}
 
 /// A book with `section` for its table, its checksums recomputed.
 fn rewritten(bytes: &[u8], section: &[u8]) -> BearoffBook {
@@ -423,13 +421,7 @@ fn verify_rules_names_a_value_its_rolls_do_not_give() {
                     .any(|&roll| results(&broken.mover, roll).contains(&o));
             assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
             let entry = altered.entry(&broken.mover, &broken.opponent).unwrap();
-            let answered = match named {
-                Some(0) => entry.win,
-                Some(1) => entry.cube.unwrap().owned,
-                Some(2) => entry.cube.unwrap().centred,
-                _ => entry.cube.unwrap().opponent_owns,
-            };
-            assert_eq!(answered, broken.stored, "{broken}");
+            assert_eq!(value_named(&entry, broken.value), broken.stored, "{broken}");
             assert!(broken.to_string().starts_with(&format!(
                 "{} against {}: the book holds ",
                 broken.mover, broken.opponent

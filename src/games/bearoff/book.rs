@@ -17,7 +17,7 @@
 use super::dice::{plays, Play, Roll};
 use super::side::{Side, MAX_CHECKERS};
 use super::solve::{cubeful, table_index, ONE};
-use super::universe::Universe;
+use super::universe::{Universe, LANES};
 use crate::book::{self, BookError, Container, SectionData};
 use std::fmt;
 use std::path::Path;
@@ -338,35 +338,18 @@ impl BearoffBook {
         })
     }
 
-    fn code(&self, mover: usize, opponent: usize, value: usize) -> u16 {
-        let at = 2 * table_index(
-            self.layout.slots(),
-            self.values_per_pair(),
-            mover,
-            opponent,
-            value,
-        );
-        let bytes = self.codes();
-        u16::from_le_bytes([bytes[at], bytes[at + 1]])
-    }
-
-    /// The table's little-endian 16-bit codes, in the generator's layout.
-    pub(super) fn codes(&self) -> &[u8] {
-        self.container.section(0)
+    /// The table's 16-bit codes, read in the generator's layout.
+    pub(super) fn codes(&self) -> Codes<'_> {
+        Codes {
+            bytes: self.container.section(0),
+            slots: self.layout.slots(),
+            values: if self.cube { 4 } else { 1 },
+        }
     }
 
     /// The full universe's slots the table is laid out in.
     pub(super) fn layout(&self) -> &Universe {
         &self.layout
-    }
-
-    /// Values per pair: 1, or 4 with the cube.
-    pub(super) fn values_per_pair(&self) -> usize {
-        if self.cube {
-            4
-        } else {
-            1
-        }
     }
 
     /// Writes a cubeless table (from [`super::solve::solve`] over
@@ -427,6 +410,53 @@ impl BearoffBook {
     }
 }
 
+/// A book's table of little-endian 16-bit codes in the generator's layout
+/// ([`table_index`]): what lookups and `verify` read.
+#[derive(Clone, Copy)]
+pub(super) struct Codes<'a> {
+    /// The table's bytes.
+    pub(super) bytes: &'a [u8],
+    /// Slots per side, padding included.
+    pub(super) slots: usize,
+    /// Values per pair: 1, or 4 with the cube.
+    pub(super) values: usize,
+}
+
+impl Codes<'_> {
+    /// The code of value `k` of (`mover`, `opponent`).
+    #[inline]
+    pub(super) fn code(&self, mover: usize, opponent: usize, k: usize) -> u16 {
+        let at = 2 * table_index(self.slots, self.values, mover, opponent, k);
+        u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]])
+    }
+
+    /// The codes of value `k` of the 8 movers of block `block` against
+    /// `opponent`: one vector of the table.
+    #[inline]
+    pub(super) fn lanes(&self, block: usize, opponent: usize, k: usize) -> [u16; LANES] {
+        let at = 2 * table_index(self.slots, self.values, block * LANES, opponent, k);
+        let bytes: &[u8; 2 * LANES] = self.bytes[at..at + 2 * LANES].try_into().unwrap();
+        std::array::from_fn(|lane| u16::from_le_bytes([bytes[2 * lane], bytes[2 * lane + 1]]))
+    }
+}
+
+/// The value of code `code` of value `k` of a pair: P(win) as a
+/// probability, the equities as equities ([`encode_value`] undone).
+pub(super) fn decode_value(k: usize, code: u16) -> f64 {
+    match k {
+        cubeful::WIN => decode_probability(code),
+        _ => decode_equity(code),
+    }
+}
+
+/// The code of value `k` of a cubeful pair.
+fn encode_value(k: usize, value: f64) -> u16 {
+    match k {
+        cubeful::WIN => encode_probability(value),
+        _ => encode_equity(value),
+    }
+}
+
 /// A cubeless table's 16-bit codes, as a book stores them (in place), and
 /// its slot count: what the writers write and `verify` compares.
 pub(super) fn cubeless_codes(checkers: usize, table: Vec<u32>) -> (usize, Narrowed<u32>) {
@@ -436,13 +466,7 @@ pub(super) fn cubeless_codes(checkers: usize, table: Vec<u32>) -> (usize, Narrow
 /// [`cubeless_codes`] for a cubeful table: P(win) as a probability, the
 /// three equities as equities.
 pub(super) fn cubeful_codes(checkers: usize, table: Vec<f64>) -> (usize, Narrowed<f64>) {
-    narrow(checkers, 4, table, |value, k| {
-        if k == cubeful::WIN {
-            encode_probability(value)
-        } else {
-            encode_equity(value)
-        }
-    })
+    narrow(checkers, 4, table, |value, k| encode_value(k, value))
 }
 
 fn params(checkers: usize, cube: bool, slots: usize) -> [u64; 5] {
@@ -539,11 +563,13 @@ fn narrow<T: Plain>(
 impl Lookup for BearoffBook {
     fn entry(&self, mover: &Side, opponent: &Side) -> Result<Entry, ProbeError> {
         let (m, o) = (self.slot(mover)?, self.slot(opponent)?);
-        let win = decode_probability(self.code(m, o, cubeful::WIN));
+        let codes = self.codes();
+        let value = |k| decode_value(k, codes.code(m, o, k));
+        let win = value(cubeful::WIN);
         let cube = self.cube.then(|| CubeEquities {
-            owned: decode_equity(self.code(m, o, cubeful::OWNED)),
-            centred: decode_equity(self.code(m, o, cubeful::CENTRED)),
-            opponent_owns: decode_equity(self.code(m, o, cubeful::OPPONENT_OWNS)),
+            owned: value(cubeful::OWNED),
+            centred: value(cubeful::CENTRED),
+            opponent_owns: value(cubeful::OPPONENT_OWNS),
         });
         Ok(Entry { win, cube })
     }

@@ -37,7 +37,9 @@
 //! the layout of the solve, its fixed point and its kernels. The rules
 //! themselves are checked by an independent brute force in the tests.
 
-use super::book::{cubeful_codes, cubeless_codes, decode_equity, decode_probability, BearoffBook};
+use super::book::{
+    cubeful_codes, cubeless_codes, decode_probability, decode_value, BearoffBook, Codes,
+};
 use super::dice::{results, ROLLS};
 use super::side::Side;
 use super::solve::{cubeful, table_index, Progress};
@@ -171,10 +173,10 @@ impl BearoffBook {
 
     /// [`BearoffBook::verify`]'s comparison with the generated `codes`.
     fn compare(&self, codes: &[u8]) -> Result<u64, Mismatch> {
-        let stored = self.codes();
+        let table = self.codes();
+        let stored = table.bytes;
         assert_eq!(stored.len(), codes.len(), "the same layout");
-        let layout = self.layout();
-        let slots = layout.slots();
+        let (layout, slots) = (self.layout(), table.slots);
         let Some(at) = stored
             .chunks_exact(2)
             .zip(codes.chunks_exact(2))
@@ -183,7 +185,7 @@ impl BearoffBook {
             return Ok((slots * slots) as u64);
         };
         // `table_index` undone.
-        let values = self.values_per_pair();
+        let values = table.values;
         let (lane, rest) = (at % LANES, at / LANES);
         let (k, rest) = (rest % values, rest / values);
         let (opponent, mover) = (rest % slots, rest / slots * LANES + lane);
@@ -193,8 +195,8 @@ impl BearoffBook {
             slots: (mover, opponent),
             sides: layout.side(mover).zip(layout.side(opponent)),
             value: VALUE_NAMES[k],
-            stored: decode(k, code(stored)),
-            generated: decode(k, code(codes)),
+            stored: decode_value(k, code(stored)),
+            generated: decode_value(k, code(codes)),
         })
     }
 
@@ -234,8 +236,6 @@ impl BearoffBook {
         let positions = sides.iter().flatten().count() as u64;
         let checker = Checker {
             codes: self.codes(),
-            values: self.values_per_pair(),
-            slots,
             sides: &sides,
             rolls: &rolls,
         };
@@ -262,14 +262,6 @@ impl BearoffBook {
             progress(checked.pairs, positions * positions);
         }
         Ok(checked)
-    }
-}
-
-/// The value of code `code` of value `k`.
-fn decode(k: usize, code: u16) -> f64 {
-    match k {
-        cubeful::WIN => decode_probability(code),
-        _ => decode_equity(code),
     }
 }
 
@@ -340,30 +332,12 @@ struct Block {
 
 /// The book's codes and each side's rolls, shared by the workers.
 struct Checker<'a> {
-    codes: &'a [u8],
-    values: usize,
-    slots: usize,
+    codes: Codes<'a>,
     sides: &'a [Option<Side>],
     rolls: &'a Rolls,
 }
 
 impl Checker<'_> {
-    /// The code of value `k` of (`mover`, `opponent`).
-    #[inline]
-    fn code(&self, mover: usize, opponent: usize, k: usize) -> u16 {
-        let at = 2 * table_index(self.slots, self.values, mover, opponent, k);
-        u16::from_le_bytes([self.codes[at], self.codes[at + 1]])
-    }
-
-    /// The 8 codes of value `k` of the opponents of block `block` moving
-    /// against `mover`: one row of the table.
-    #[inline]
-    fn lanes(&self, block: usize, mover: usize, k: usize) -> [u16; LANES] {
-        let at = 2 * table_index(self.slots, self.values, block * LANES, mover, k);
-        let bytes: &[u8; 2 * LANES] = self.codes[at..at + 2 * LANES].try_into().unwrap();
-        std::array::from_fn(|lane| u16::from_le_bytes([bytes[2 * lane], bytes[2 * lane + 1]]))
-    }
-
     /// Checks every mover against the opponents of block `block`.
     fn block(&self, block: usize) -> Result<Block, RuleBreak> {
         let mut found = Block {
@@ -376,7 +350,7 @@ impl Checker<'_> {
             let Some(side) = side else { continue };
             let recomputed = if side.is_empty() {
                 [[1.0; LANES]; 4]
-            } else if self.values == 1 {
+            } else if self.codes.values == 1 {
                 [
                     self.cubeless(block, mover),
                     [0.0; LANES],
@@ -389,7 +363,7 @@ impl Checker<'_> {
             for (lane, opponent) in opponents.iter().enumerate() {
                 let Some(opponent) = opponent else { continue };
                 found.pairs += 1;
-                for k in 0..self.values {
+                for k in 0..self.codes.values {
                     // A finished game where the opponent is off (the mover
                     // is not): lost.
                     let expected = if opponent.is_empty() && !side.is_empty() {
@@ -401,7 +375,7 @@ impl Checker<'_> {
                     } else {
                         recomputed[k][lane]
                     };
-                    let stored = decode(k, self.code(mover, block * LANES + lane, k));
+                    let stored = decode_value(k, self.codes.code(mover, block * LANES + lane, k));
                     let difference = (stored - expected).abs();
                     found.largest[k] = found.largest[k].max(difference);
                     if difference > tolerance(k) {
@@ -433,7 +407,7 @@ impl Checker<'_> {
             // least value.
             let mut least = [u16::MAX; LANES];
             for &child in self.rolls.children(roll) {
-                let row = self.lanes(block, child as usize, cubeful::WIN);
+                let row = self.codes.lanes(block, child as usize, cubeful::WIN);
                 for (least, code) in least.iter_mut().zip(row) {
                     *least = (*least).min(code);
                 }
@@ -464,7 +438,11 @@ impl Checker<'_> {
                     cubeful::CENTRED,
                     cubeful::OPPONENT_OWNS,
                 ]
-                .map(|k| self.lanes(block, child, k).map(|code| decode(k, code)));
+                .map(|k| {
+                    self.codes
+                        .lanes(block, child, k)
+                        .map(|code| decode_value(k, code))
+                });
                 for lane in 0..LANES {
                     // The opponent, to move after the roll, may double
                     // where the mover does not own the cube.
