@@ -277,7 +277,16 @@ fn bad_input_exits_with_code_2() {
     run(probe("5 5 5 1 0 0", "0 0 0 0 0 1"), "at most 15 checkers");
     run(probe("0 0 0 0 0 -1", "0 0 0 0 0 1"), "cannot be negative");
     run(probe("0 0 0 0 1", "0 0 0 0 0 1"), "6 checker counts");
-    run(probe("0 0 0 0 0 5", "0 0 0 0 0 1"), "covers at most 4");
+    // A side past the book is named by its option.
+    let past = ": 5 checkers; the book covers at most 4 per side";
+    run(
+        probe("0 0 0 0 0 5", "0 0 0 0 0 1"),
+        &format!("--x \"0 0 0 0 0 5\"{past}"),
+    );
+    run(
+        probe("0 0 0 0 0 1", "0 0 0 0 0 5"),
+        &format!("--o \"0 0 0 0 0 5\"{past}"),
+    );
     // A side's counts as separate arguments: told to quote them; an
     // unknown flag is not.
     let hint = "a side's six counts go in quotes, as one value";
@@ -655,4 +664,13 @@ fn verify_passes_written_books_and_names_an_altered_value() {
     let missing = dir.path().join("missing.book");
     let out = endbook(&["bearoff", "verify", "--book", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // The rules' check runs no kernel: naming one is refused, before any work.
+    let args = ["--check", "rules", "--kernel", "scalar"];
+    let out = endbook(&[&["bearoff", "verify", "--book", book_arg()][..], &args].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--check rules runs none") && out.stdout.is_empty(),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -344,7 +344,7 @@ fn outputs_in_a_missing_folder_or_naming_a_folder_exit_2_before_any_work() {
     let cases = [
         (inside("work/no-such-folder/out.book"), "there is no folder"),
         (inside("work/folder"), "names a folder"),
-        (inside("work/new-folder/"), "names a folder"),
+        (inside("work/new-folder/"), "ends in a separator"),
         (inside("work/file/out.book"), "is not a folder"),
     ];
     for (out, needle) in &cases {
@@ -614,6 +614,11 @@ fn missing_and_foreign_books_exit_2_and_write_nothing() {
         )
         .unwrap();
     }
+    // An empty file is named as one.
+    let empty = dir.path().join("empty.book");
+    std::fs::write(&empty, b"").unwrap();
+    let info = endbook(&["oware", "info", "--book", empty.to_str().unwrap()]);
+    assert_input_error(&info, "not an endbook book (bad magic) (the file is empty)");
     let out_path = dir.path().join("out.bin");
     for book in books {
         let book = book.to_str().unwrap();
@@ -665,8 +670,8 @@ fn missing_and_foreign_books_exit_2_and_write_nothing() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(
-        names.len() <= 3 && !names.iter().any(|n| n == "out.bin"),
-        "only the foreign file, the folder and the pipe: {names:?}"
+        names.len() <= 4 && !names.iter().any(|n| n == "out.bin"),
+        "only the foreign and empty files, the folder and the pipe: {names:?}"
     );
 }
 
@@ -1399,12 +1404,31 @@ fn resume_refuses_a_damaged_checkpoint() {
     let bytes = std::fs::read(&low).unwrap();
     let cut = &bytes[..bytes.len() / 2];
     std::fs::write(&checkpoint, cut).unwrap();
-    let run = endbook(&generate_args("8", &out, &["--resume"]));
-    assert_input_error(&run, "the checkpoint cannot be resumed");
-    let dry = endbook(&generate_args("8", &out, &["--resume", "--dry-run"]));
-    assert_dry_run_stops(&dry, "the checkpoint cannot be resumed");
-    assert!(!out.exists());
-    assert!(std::fs::read(&checkpoint).unwrap() == cut);
+    // Nor is --resume offered for it, nor for another game's book.
+    let bearoff = endbook::games::bearoff::generate(
+        endbook::games::bearoff::GenerateOptions::new(2, false),
+        |_| {},
+    )
+    .into_book_bytes();
+    for (held, why) in [
+        (cut, "truncated"),
+        (&bearoff[..], "a book for game 'BOFF', expected 'OWAR'"),
+    ] {
+        std::fs::write(&checkpoint, held).unwrap();
+        for resume in [&["--resume"][..], &[]] {
+            let run = endbook(&generate_args("8", &out, resume));
+            assert_input_error(&run, "the checkpoint cannot be resumed");
+            assert_input_error(&run, why);
+            let dry = endbook(&generate_args(
+                "8",
+                &out,
+                &[resume, &["--dry-run"]].concat(),
+            ));
+            assert_dry_run_stops(&dry, "the checkpoint cannot be resumed");
+        }
+        assert!(!out.exists());
+        assert!(std::fs::read(&checkpoint).unwrap() == held);
+    }
     // A whole one that does not fit the run: its dry run says so too.
     std::fs::write(&checkpoint, &bytes).unwrap();
     for (seeds, extra, why) in [
@@ -1428,11 +1452,15 @@ fn resume_refuses_a_damaged_checkpoint() {
     let dry = endbook(&generate_args("8", &out, &["--resume", "--dry-run"]));
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(std::fs::read(&checkpoint).unwrap() == bytes);
-    std::fs::write(&checkpoint, cut).unwrap();
-    // Without --resume the run does not write over it either.
+    std::fs::write(&checkpoint, &bytes[..bytes.len() - 1]).unwrap();
+    // Without --resume the run does not write over it either; one it
+    // could resume, --resume is offered for.
+    let fresh = endbook(&generate_args("8", &out, &[]));
+    assert_input_error(&fresh, "the checkpoint cannot be resumed");
+    std::fs::write(&checkpoint, &bytes).unwrap();
     let fresh = endbook(&generate_args("8", &out, &[]));
     assert_input_error(&fresh, "add --resume to continue it, or remove it");
-    assert!(std::fs::read(&checkpoint).unwrap() == cut);
+    assert!(std::fs::read(&checkpoint).unwrap() == bytes);
     // Removed, the run starts afresh.
     std::fs::remove_file(&checkpoint).unwrap();
     let fresh = endbook(&generate_args("8", &out, &[]));
@@ -1512,7 +1540,7 @@ fn extend_refuses_a_missing_foreign_or_corrupt_book() {
         &out,
         &["--extend", missing.to_str().unwrap()],
     ));
-    assert_input_error(&run, "missing.book");
+    assert_input_error(&run, &format!("--extend {}", missing.display()));
     let foreign = dir.path().join("foreign.book");
     std::fs::write(&foreign, b"not a book at all, just some text\n").unwrap();
     let run = endbook(&generate_args(
@@ -1787,8 +1815,11 @@ fn outputs_that_renaming_would_break_are_refused_or_written_through() {
 fn movegen_is_refused_where_no_child_cache_is_built() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.book");
-    let run = endbook(&generate_args("5", &out, &["--movegen", "scalar"]));
-    assert_input_error(&run, "run sweeps (the default) build none");
+    // `auto` too, where it is named: it picks nothing here either.
+    for movegen in ["scalar", "auto"] {
+        let run = endbook(&generate_args("5", &out, &["--movegen", movegen]));
+        assert_input_error(&run, "run sweeps (the default) build none");
+    }
     assert!(!out.exists());
     let hybrid = endbook(&generate_args(
         "5",

@@ -375,7 +375,7 @@ fn malformed_compact_sections_are_corrupt() {
         let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
         match book.analyse(&board, 1) {
             Err(ProbeError::Corrupt { reason, .. }) => assert!(
-                reason.contains("scores 2, more than its value 1, with 1 turns left"),
+                reason.contains("scores 2, more than its value 1, with 1 turn left"),
                 "{reason}"
             ),
             other => panic!("{other:?}"),

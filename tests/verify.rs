@@ -193,7 +193,7 @@ fn the_command_line_verifies_and_names_the_first_wrong_value() {
     let stderr = text(&out.stderr);
     assert!(
         stderr.contains(&format!(
-            "wrong.book holds a wrong value: board {named} with 1 turns left: the book holds +1, its moves give"
+            "wrong.book holds a wrong value: board {named} with 1 turn left: the book holds +1, its moves give"
         )),
         "{stderr}"
     );

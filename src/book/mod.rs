@@ -94,7 +94,8 @@ pub enum BookError {
     },
     /// A checksum does not match: the header or a section was altered.
     ChecksumMismatch { path: PathBuf, what: String },
-    /// The header's contents are inconsistent.
+    /// The header, a section or a record holds what no book of the kind
+    /// holds (the reason says which and what).
     Corrupt { path: PathBuf, reason: String },
 }
 
@@ -158,7 +159,7 @@ impl fmt::Display for BookError {
                 write!(f, "{}: checksum mismatch in {what}: the file is corrupt", path.display())
             }
             BookError::Corrupt { path, reason } => {
-                write!(f, "{}: corrupt header: {reason}", path.display())
+                write!(f, "{}: corrupt book: {reason}", path.display())
             }
         }
     }

@@ -29,6 +29,9 @@ pub enum Command {
     ///
     /// A side is six checker counts on points 1 to 6, point 1 (next to bearing
     /// off) first, e.g. "0 0 0 0 0 1" for one checker on the 6-point.
+    #[command(
+        override_usage = "endbook bearoff probe --book <FILE> --x <\"x1 .. x6\"> --o <\"o1 .. o6\"> [--roll <D1> <D2>]\n       endbook bearoff probe --book <FILE> --batch < LINES"
+    )]
     Probe(ProbeArgs),
     /// Evaluate one position exactly without a book, solving only the
     /// positions it can reach (any sides up to 15 checkers, memory allowing).
@@ -171,9 +174,10 @@ pub struct VerifyArgs {
     check: CheckArg,
     /// The kernel that generates the table again for the check against the
     /// generator (all give identical tables): auto takes avx2 where the CPU
-    /// has it, else portable. The rules' check uses none.
-    #[arg(long, value_enum, default_value = "auto")]
-    kernel: KernelArg,
+    /// has it, else portable. Default: auto. The rules' check uses none, so
+    /// naming one with `--check rules` is refused.
+    #[arg(long, value_enum)]
+    kernel: Option<KernelArg>,
     #[command(flatten)]
     resources: Resources,
 }
@@ -485,7 +489,18 @@ fn describe(side: &Side) -> String {
 /// Prints a position's values and, with a roll, its plays.
 fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
     let (x, o) = (&position.x, &position.o);
-    let probe_error = |e: ProbeError| CliError::Input(e.to_string());
+    // A side past the book names its option, as other side errors do.
+    let probe_error = |e: ProbeError| match e {
+        ProbeError::NotCovered {
+            side,
+            checkers,
+            max,
+        } if side == *x || side == *o => CliError::Input(format!(
+            "{} \"{side}\": {checkers} checkers; the book covers at most {max} per side",
+            if side == *x { "--x" } else { "--o" }
+        )),
+        e => CliError::Input(e.to_string()),
+    };
     let entry: Entry = lookup.entry(x, o).map_err(probe_error)?;
     println!("X to move   {}", describe(x));
     println!("O           {}", describe(o));
@@ -582,12 +597,16 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
 fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     let generator = matches!(args.check, CheckArg::Both | CheckArg::Generator);
     let rules = matches!(args.check, CheckArg::Both | CheckArg::Rules);
-    // (The rules' check runs no kernel: a forced one is only checked where
-    // the generator's runs.)
-    let kernel = if generator {
-        kernel(args.kernel)?
-    } else {
-        Kernel::scalar()
+    // The rules' check runs no kernel: one is only resolved (and checked
+    // against the CPU) where the generator's runs.
+    let kernel = match (generator, args.kernel) {
+        (true, forced) => kernel(forced.unwrap_or(KernelArg::Auto))?,
+        (false, None) => Kernel::scalar(),
+        (false, Some(_)) => {
+            return Err(CliError::Input(
+                "--kernel picks the kernel that generates the table again: --check rules runs none; leave it out, or add --check both or generator".into(),
+            ))
+        }
     };
     let threads = configure_threads(args.resources.threads)?;
     let book = BearoffBook::open(&args.book).map_err(unreadable_book)?;
@@ -682,9 +701,8 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
     println!("book          {}", book.path().display());
     println!("game          backgammon bear-off (two-sided, no gammons)");
     println!("size          {}", human_bytes(book.file_len()));
-    println!("checksums     verified");
     println!(
-        "values        not checked against the generator or the rules (endbook bearoff verify does)"
+        "checksums     verified (the values themselves: endbook bearoff verify checks them against the generator and the rules)"
     );
     println!("checkers      at most {} per side", book.checkers());
     println!(

@@ -539,9 +539,15 @@ fn writable_output(path: &Path, elsewhere: Option<&str>) -> Result<PathBuf, CliE
             "--out - : this output goes to a named file (written under a temporary name, then renamed), not to standard output".into(),
         ));
     }
-    if path.is_dir() || raw.ends_with(std::path::is_separator) {
+    if path.is_dir() {
         return Err(CliError::Input(format!(
             "{} names a folder: --out names the file to write",
+            path.display()
+        )));
+    }
+    if raw.ends_with(std::path::is_separator) {
+        return Err(CliError::Input(format!(
+            "{} ends in a separator, as a folder's name: --out names the file to write",
             path.display()
         )));
     }
@@ -700,6 +706,9 @@ fn unreadable_book(error: BookError) -> CliError {
                 game.books, game.command
             )
         }),
+        BookError::NotABook { path } if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) => {
+            Some(" (the file is empty)".into())
+        }
         _ => None,
     };
     CliError::Input(format!("{error}{}", hint.unwrap_or_default()))

@@ -18,7 +18,7 @@ use endbook::games::oware::verify;
 use endbook::games::oware::{
     extend, Board, BoardIndex, BookWriter, Encoded, Encoding, GenerateOptions, GenerateProgress,
     Generated, LevelEncoder, Line, LineEnd, MoveGen, MoveGenKind, OptionsError, OwareBook,
-    ProbeError, Sweep, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
+    ProbeError, Sweep, TurnsLeft, DEFAULT_TURN_LIMIT, MAX_BOOK_SEEDS, MAX_TURN_LIMIT,
 };
 use endbook::kernels::KernelChoice;
 use std::fs::File;
@@ -75,7 +75,9 @@ const GENERATE_THREADS_HELP: &str = "Worker threads [default: one per core]. The
 
 #[derive(Args)]
 pub struct GenerateArgs {
-    /// Largest number of seeds on the board.
+    /// Largest number of seeds on the board, 1 to 27 (the memory check
+    /// stops most machines far below 27: 20 seeds need about 5.4 GB, 24
+    /// about 37 GB; --dry-run tells).
     #[arg(long, default_value_t = 12, value_name = "N")]
     max_seeds: u32,
     /// Book file to write [default: oware-N.book; oware-N-tT.book with a
@@ -107,8 +109,9 @@ pub struct GenerateArgs {
     /// Move generator for the child cache (dense, frontier and hybrid sweeps;
     /// run sweeps build none). `auto` takes bmi2 where pext/pdep are fast
     /// (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
-    #[arg(long, value_enum, default_value = "auto")]
-    movegen: MoveGenArg,
+    /// Default: auto (naming any with run sweeps is refused).
+    #[arg(long, value_enum)]
+    movegen: Option<MoveGenArg>,
     /// How layers are swept. `runs`: row by row from contiguous stretches of
     /// the previous layer's mirror image, no child cache (one level at a
     /// time). With a child cache: `dense` recomputes every board, `frontier`
@@ -475,8 +478,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // records are, as the run opens it whole). Its turn limit is the run's
     // unless one is given.
     let extended = args.extend.as_ref().map(|old| {
+        // (Named by its option: "--extend old.book: ...".)
         OwareBook::open_for_lookups(old)
-            .map_err(unreadable_book)
+            .map_err(|e| CliError::Input(format!("--extend {}", unreadable_book(e))))
             .map(|book| (book.turn_limit(), book.max_seeds(), book.file_len()))
     });
     let turn_limit = match (args.turn_limit, &extended) {
@@ -511,7 +515,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         (None, true) => SweepArg::Hybrid,
         (None, false) => SweepArg::Runs,
     };
-    if matches!(sweep, SweepArg::Runs) && !matches!(args.movegen, MoveGenArg::Auto) {
+    if matches!(sweep, SweepArg::Runs) && args.movegen.is_some() {
         return Err(CliError::Input(
             "--movegen picks the move generator of a child cache: run sweeps (the default) build none; add --sweep dense, frontier or hybrid".into(),
         ));
@@ -537,10 +541,15 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         )));
     }
     let kept_checkpoint = match existing {
-        CheckpointState::Levels if !args.resume => Some(CliError::Input(format!(
-            "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
-            checkpoint.display()
-        ))),
+        CheckpointState::Levels if !args.resume => Some(match BookWriter::committed(&checkpoint) {
+            // Cut short, another game's, a newer format: --resume would
+            // refuse it too, so it is not offered.
+            Err(error) if !matches!(error, BookError::Corrupt { .. }) => unresumable(error),
+            _ => CliError::Input(format!(
+                "{} holds the levels an interrupted run finished: add --resume to continue it, or remove it to start afresh",
+                checkpoint.display()
+            )),
+        }),
         CheckpointState::Busy => Some(CliError::Input(being_written(&checkpoint))),
         _ => None,
     };
@@ -607,7 +616,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             .kernel
             .forced()?
             .map_or(KernelChoice::Auto, KernelChoice::Fixed),
-        movegen: args.movegen.movegen()?,
+        movegen: args.movegen.unwrap_or(MoveGenArg::Auto).movegen()?,
         mode: sweep.mode(),
         level_by_level: !args.all_levels_at_once,
     };
@@ -980,7 +989,11 @@ fn base_book(
     options: &GenerateOptions,
     extending: bool,
 ) -> Result<OwareBook, CliError> {
-    let book = open_book(path)?;
+    let book = open_book(path).map_err(|e| match e {
+        // Named by its option, as where the run starts.
+        CliError::Input(message) if extending => CliError::Input(format!("--extend {message}")),
+        e => e,
+    })?;
     check_base(
         book.turn_limit(),
         book.max_seeds(),
@@ -1315,7 +1328,9 @@ fn run_stats(args: StatsArgs) -> Result<(), CliError> {
                         .zip(widths)
                         .map(|(c, w)| format!("{c:>w$}"))
                         .collect();
-                    println!("{}", line.join(" "));
+                    // Two spaces, as the other tables: headings that fill
+                    // their columns would read as one phrase with one.
+                    println!("{}", line.join("  "));
                 }
             };
             let header = [
@@ -1356,8 +1371,8 @@ fn run_stats(args: StatsArgs) -> Result<(), CliError> {
             if markdown {
                 let columns: Vec<String> = values.clone().map(|v| format!("{v:+}")).collect();
                 println!(
-                    "Boards by converged value (with {} turns left):",
-                    book.turn_limit()
+                    "Boards by converged value (with {}):",
+                    TurnsLeft(book.turn_limit())
                 );
                 println!();
                 println!("| seeds | {} |", columns.join(" | "));
@@ -1378,8 +1393,8 @@ fn run_stats(args: StatsArgs) -> Result<(), CliError> {
                 }
             } else {
                 println!(
-                    "> 0, = 0, < 0: boards whose value with {} turns left is positive, zero, negative",
-                    book.turn_limit()
+                    "> 0, = 0, < 0: boards whose value with {} is positive, zero, negative",
+                    TurnsLeft(book.turn_limit())
                 );
             }
         }

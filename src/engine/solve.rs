@@ -463,8 +463,9 @@ pub fn solve<const MOVES: usize>(
         // each its own way).
         assert!(
             layer_changes.values.iter().all(|&v| within_bound(v)),
-            "a value past ±{VALUE_BOUND} with {turn} turns left: the game's scores exceed \
-             the engine's range"
+            "a value past ±{VALUE_BOUND} with {turn} turn{} left: the game's scores exceed \
+             the engine's range",
+            if turn == 1 { "" } else { "s" }
         );
         picker.settle(kernels, swept_states);
         state_updates += swept_states as u64;

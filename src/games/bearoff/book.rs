@@ -185,6 +185,20 @@ pub struct RankedPlay {
 /// by P(win). [`ProbeError::GameOver`] where either side has no checker
 /// left; the lookup's error for the position itself where it has none
 /// (a side the book does not cover, whatever the roll).
+///
+/// ```
+/// use endbook::games::bearoff::{generate, ranked_plays, BearoffBook, GenerateOptions, Roll, Side};
+///
+/// // A cubeful 3-checker book, written into memory and opened as a file is.
+/// let bytes = generate(GenerateOptions::new(3, true), |_| {}).into_book_bytes();
+/// let book = BearoffBook::from_bytes(bytes).unwrap();
+/// let (mover, opponent): (Side, Side) = ("0 1 0 0 0 1".parse().unwrap(), "0 0 0 0 0 2".parse().unwrap());
+/// // 6-2 bears both checkers off: that play wins at once, and comes first.
+/// let plays = ranked_plays(&book, &mover, &opponent, Roll::new(6, 2).unwrap()).unwrap();
+/// assert_eq!(plays[0].play.notation(), "6/off 2/off");
+/// assert_eq!((plays[0].win, plays[0].cube), (1.0, Some((1.0, 1.0, 1.0))));
+/// assert!(plays[1..].iter().all(|r| r.win < 1.0));
+/// ```
 pub fn ranked_plays(
     lookup: &impl Lookup,
     mover: &Side,

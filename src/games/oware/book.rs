@@ -808,7 +808,7 @@ impl OwareBook {
         let corrupt = |reason: String| ProbeError::Corrupt {
             path: self.container.path().to_owned(),
             seeds: board.seeds(),
-            reason: format!("{reason} with {turns_left} turns left"),
+            reason: format!("{reason} with {}", super::TurnsLeft(turns_left)),
         };
         match moves.iter().map(|m| m.score).max() {
             None if value != board.own_seeds() as i32 => {
@@ -840,6 +840,20 @@ impl OwareBook {
     /// A board whose value no move reaches (or, without a move, is not its
     /// own seeds) is [`ProbeError::Corrupt`]: a book whose records are well
     /// formed but whose values are not the game's.
+    ///
+    /// ```
+    /// use endbook::games::oware::{generate, Board, GenerateOptions, LineEnd, OwareBook};
+    ///
+    /// let book = OwareBook::from_generated(&generate(GenerateOptions::new(4), |_| {}));
+    /// let board: Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
+    /// let line = book.best_line(&board, 200).unwrap();
+    /// // House 5 captures the 2 in house 6; the opponent, left with one
+    /// // seed and unable to feed the emptied side, has no move and keeps it.
+    /// let first = &line.plies[0];
+    /// assert_eq!((first.house, first.capture, line.plies.len()), (5, 2, 1));
+    /// assert!(matches!(line.end, LineEnd::NoMove { seeds: 1, .. }));
+    /// assert_eq!(line.net(), book.value(&board, 200).unwrap());
+    /// ```
     pub fn best_line(&self, board: &Board, turns_left: u32) -> Result<Line, ProbeError> {
         self.check(board, turns_left)?;
         let mut plies = Vec::new();

@@ -23,3 +23,16 @@ pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};
 pub use verify::{verify, Mismatch, Verified, VerifyProgress};
+
+/// "1 turn left", "`n` turns left": how messages name a number of turns left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnsLeft(pub u32);
+
+impl std::fmt::Display for TurnsLeft {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 turn left"),
+            n => write!(f, "{n} turns left"),
+        }
+    }
+}

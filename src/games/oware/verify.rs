@@ -51,8 +51,11 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "board {} with {} turns left: the book holds {:+}, its moves give {:+}",
-            self.board, self.turns_left, self.stored, self.recomputed
+            "board {} with {}: the book holds {:+}, its moves give {:+}",
+            self.board,
+            super::TurnsLeft(self.turns_left),
+            self.stored,
+            self.recomputed
         )
     }
 }
