@@ -1,4 +1,4 @@
-//! `endbook bearoff ...`: generate, probe, eval, info.
+//! `endbook bearoff ...`: generate, probe, eval, info, verify.
 
 use super::progress::WorkProgress;
 use super::{

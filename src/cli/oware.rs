@@ -1,4 +1,4 @@
-//! `endbook oware ...`: generate, probe, info, stats, export.
+//! `endbook oware ...`: generate, probe, info, verify, stats, export.
 
 use super::checkpoint::{
     being_written, checkpoint_path, checkpoint_state, lock_checkpoint, CheckpointState,
@@ -963,10 +963,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 trials.join(", ")
             );
         }
-        println!(
-            "change lists packed by {} (runtime detection)",
-            endbook::kernels::change_packing()
-        );
+        if runs {
+            // (Cache sweeps, and run sweeps' turns on changed boards only,
+            // list their changes one by one.)
+            println!(
+                "change lists of the row sweeps packed by {} (runtime detection)",
+                endbook::kernels::change_packing()
+            );
+        }
     }
     print_written(&out, estimate);
     drop((interrupted, locks));

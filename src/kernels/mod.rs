@@ -8,7 +8,7 @@
 //! | [`KernelKind::Avx2`] | `std::arch` AVX2: one `vpgatherdd` per move row of 8 states; in row sweeps, 32-byte runs and a `vpgatherdd` per 8 columns of the short runs' stretches | when the CPU has AVX2 (runtime detection) |
 //!
 //! Packing a layer's changes ([`PackedChanges::push_differences`], in every
-//! sweep) has vector paths of its own ([`Packing`]): AVX-512 byte
+//! row sweep; cache sweeps list theirs one by one) has vector paths of its own ([`Packing`]): AVX-512 byte
 //! compression (`vpcompressb`, VBMI2) where runtime detection finds it,
 //! else AVX2 compares and a table of `pshufb` shuffles; each packs exactly
 //! the bytes of the portable path ([`change_packing`] says which runs).

@@ -5,7 +5,8 @@
 //! whole *row* of them, and the children of a row, read in the mirror layer
 //! (each position's value stored where the position seen by the other side
 //! is), form a few contiguous stretches of a few rows: *runs* (Oware's
-//! `runs` module explains why). The game compiles each layer into a
+//! `runs` module explains why). The game compiles each level (every turn
+//! sweeps the same program) into a
 //! [`RowProgram`]: per row, its moves; per move, a list of runs (shared by
 //! every row the move does the same thing to) and the start of each child
 //! row it reads. A row's new values are then
@@ -208,7 +209,7 @@ pub struct RowMove {
     pub first_base: u32,
 }
 
-/// A layer compiled into rows (see the module docs).
+/// A level compiled into rows, swept once a turn (see the module docs).
 ///
 /// A row's moves' run lists must each cover the row exactly once, in column
 /// order; every `base + dst + len` must lie within the mirror layer.

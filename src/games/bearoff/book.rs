@@ -12,7 +12,8 @@
 //! Decoded values are within 0.5/65535 = 7.7e-6 of the generator's for
 //! probabilities and 1/65535 = 1.6e-5 for equities; the generator's own
 //! values are within 1.1e-8 (see [`super::solve`]). The full 15-checker
-//! cubeless book is 5.9 GB against 11.8 GB for `f32`.
+//! cubeless book is 5.97 GB against 11.9 GB for `f32` (54,632 padded slots
+//! squared, 2 bytes a value against 4).
 
 use super::dice::{plays, Play, Roll};
 use super::side::{Side, MAX_CHECKERS};

@@ -25,7 +25,9 @@
 //! `X` of class `p` and `O` in `B`. Its reads `V(O, X')` are rows of `B` in
 //! the other table, where `B` is the mover block: 8 lanes side by side, one
 //! vector per result `X'`, and all of them in the prefix of slots before
-//! class `p` (at most 54,264 x 32 bytes, mostly within the CPU caches). The
+//! class `p` (a slot's rows are 32 bytes cubeless, at most 1.75 MB for the
+//! 54,632 padded slots of 15 checkers, mostly within the CPU caches; 256
+//! bytes cubeful, 4.8 MB at 12 checkers). The
 //! minimum over a roll's results is then a vector minimum, the weighted sum a
 //! vector multiply-add; each 8 x 8 tile of results is stored transposed into
 //! the written table as 8 contiguous vectors. Items of one diagonal write

@@ -12,7 +12,8 @@
 //!   board in rank order.
 //! - [`Encoding::Changes`]: per board, the turns at which its value changes
 //!   and by how much, mostly a byte per change ([`compact::Codec::V2`]);
-//!   about 23 times smaller at 12 seeds.
+//!   at 12 seeds 22.6 times smaller than the flat export of 200 layers, and
+//!   17.9 times than [`Encoding::Layers`].
 //! - [`Encoding::ChangesV1`]: the same with [`compact::Codec::V1`], as books
 //!   written before version 2 hold them (read, and written on request).
 

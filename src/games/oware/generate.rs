@@ -1,4 +1,6 @@
-//! Oware book generation: the child cache for the engine, then the layered solve.
+//! Oware book generation: by default Oware's own run sweeps, level by level
+//! (a run plan per level, no child cache: the [`runs`] module); on request,
+//! the engine's sweeps over a child cache built here.
 
 use super::board::SIDE;
 use super::book::OwareBook;
@@ -15,8 +17,10 @@ use std::time::{Duration, Instant};
 /// The turn limit of CodinGame's Oware Abapa.
 pub const DEFAULT_TURN_LIMIT: u32 = 200;
 
-/// The largest turn limit a book records (a book's layers are numbered in
-/// 16 bits).
+/// The largest turn limit a run accepts: a bound of policy, not of the
+/// format (which records the limit in 64 bits). Past 255 turns a book stores
+/// every layer whole, a byte per board and turn, so even a 12-seed book
+/// would take 177 GB at this limit.
 pub const MAX_TURN_LIMIT: u32 = u16::MAX as u32;
 
 /// How the layers are swept: Oware's own run sweeps, or the engine's over a
@@ -144,9 +148,11 @@ pub struct Generated {
     pub options: GenerateOptions,
     /// Values per seed level.
     pub solution: Solution,
-    /// Time spent building child caches.
+    /// Time spent preparing the sweeps: building child caches (the
+    /// engine's sweeps), or the run plans and the mirror (run sweeps).
     pub cache_time: Duration,
-    /// Size of the largest child cache held at once.
+    /// Size of the largest child cache held at once (the engine's sweeps),
+    /// or of the run solver's tables (run sweeps).
     pub cache_bytes: usize,
     /// Per seed level, when it was done, from the start of the generation
     /// (levels taken over from an earlier book: zero).
