@@ -58,6 +58,31 @@ fn movegens_match_the_rules_on_random_boards_up_to_31_seeds() {
             }
             check(movegen, &Board::new(houses));
         }
+        // Every count a last seed can land on, 0 to 30 before it: only 1
+        // or 2 before (2 or 3 after) captures, and a packed count must not
+        // pass for one (17 or 18 before, random boards almost never hold).
+        // Each alone, beside a house just as full (the chain goes on), and
+        // with a seed in every other opponent house (no grand slam).
+        for last in 6..12 {
+            for count in 0..=30u8 {
+                for house in 0..6 {
+                    let sown = (last - house) as u8;
+                    for filler in 0..3 {
+                        let mut houses = [0u8; 12];
+                        houses[house] = sown;
+                        houses[last] = count;
+                        match filler {
+                            1 if last > 6 => houses[last - 1] = count,
+                            2 => (6..12).filter(|&h| h != last).for_each(|h| houses[h] = 1),
+                            _ => {}
+                        }
+                        if houses.iter().map(|&h| u32::from(h)).sum::<u32>() <= MAX_PACKED_SEEDS {
+                            check(movegen, &Board::new(houses));
+                        }
+                    }
+                }
+            }
+        }
         // The fullest boards: 31 seeds in one house (laps twice and more).
         for house in 0..12 {
             let mut houses = [0u8; 12];
