@@ -233,6 +233,22 @@ fn dry_run_estimates_without_generating() {
     assert!(stdout.contains("54,264 per player"), "{stdout}");
     assert!(stdout.contains("memory        about 12.0 GB"), "{stdout}");
     assert!(stdout.contains("verdict       would start"), "{stdout}");
+    // Past the limit with the check ignored: it would start, and says why.
+    let args = [
+        "--memory-limit",
+        "1G",
+        "--ignore-memory-check",
+        "--ignore-disk-check",
+    ];
+    let out = dry_run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "verdict       would start (--ignore-memory-check), though it needs more than 90%"
+        ),
+        "{stdout}"
+    );
 
     let out = dry_run(&["--memory-limit", "1G", "--ignore-disk-check"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

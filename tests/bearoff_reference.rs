@@ -313,7 +313,15 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
     let o: Side = "0 0 0 2 2 3".parse().unwrap();
     let plan = Plan::new(&x, &o);
     assert!(plan.sides().1.is_some());
-    let evaluation = Evaluation::solve(plan, true, Kernel::scalar(), |_| {});
+    // The pairs the plan counts (and its memory estimate sizes) are those
+    // the solve goes through.
+    let (planned, bytes) = (plan.pairs(), plan.table_bytes(true));
+    assert_eq!(bytes, 32 * planned);
+    let mut last = None;
+    let evaluation = Evaluation::solve(plan, true, Kernel::scalar(), |p| last = Some(p));
+    let last = last.expect("progress reported");
+    assert_eq!((last.pairs_done, last.pairs), (planned, planned));
+    assert_eq!(evaluation.pairs(), planned);
     let mut reference = Reference::default();
     let expected = reference.value(&checkers_of(&x), &checkers_of(&o));
     let got = values_of(&evaluation, &x, &o);
@@ -348,6 +356,11 @@ fn on_demand_evaluation_of_uneven_sides_uses_two_universes() {
         }
     }
     println!("{pairs} pairs of the two universes agree with the reference");
+    // Both tables' pairs, each side padded to its universe's slots.
+    assert!(
+        planned >= pairs,
+        "{planned} planned, {pairs} pairs of sides"
+    );
 }
 
 /// Every kernel this CPU supports against the first (scalar); those it

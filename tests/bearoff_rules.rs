@@ -317,6 +317,43 @@ fn ranked_plays_prefer_bearing_off() {
     }
 }
 
+/// A play's cube values are the mover's after it, in each cube state the
+/// mover had: the opponent moves next with the cube's owner swapped and may
+/// double a centred cube or one it owns (`min(1, 2 * opponent-owns)`), so
+/// (owned, centred, opponent owns) = (-O's opp-owns, -max(O's centred, D),
+/// -max(O's owned, D)).
+#[test]
+fn ranked_plays_carry_the_cube_states_across_the_turn() {
+    let table = generate(GenerateOptions::new(4, true), |_| {});
+    let (mover, opponent) = (side("0 0 0 3 0 0"), side("0 0 0 0 2 2"));
+    let ranked = ranked_plays(&table, &mover, &opponent, Roll::new(2, 1).unwrap()).unwrap();
+    assert!(ranked.len() > 1);
+    for play in &ranked {
+        let next = table.entry(&opponent, &play.play.result).unwrap();
+        let cube = next.cube.unwrap();
+        let double = (2.0 * cube.opponent_owns).min(1.0);
+        let (owned, centred, opponent_owns) = play.cube.unwrap();
+        assert!(
+            close(owned, -cube.opponent_owns),
+            "{}",
+            play.play.notation()
+        );
+        assert!(
+            close(centred, -cube.centred.max(double)),
+            "{}",
+            play.play.notation()
+        );
+        assert!(
+            close(opponent_owns, -cube.owned.max(double)),
+            "{}",
+            play.play.notation()
+        );
+        // Owning the cube is worth the most, the opponent's owning it the least.
+        assert!(owned >= centred && centred >= opponent_owns);
+        assert!(owned > opponent_owns, "{}", play.play.notation());
+    }
+}
+
 /// With cube values, plays rank by the centred equity, and plays equal
 /// there by P(win): here O's double would be passed after every play of
 /// 6-2 (centred equity -1 for all three), so the play that keeps the most

@@ -241,6 +241,15 @@ fn compact_and_layer_books_answer_alike() {
         let mut flat = Vec::new();
         book.export_flat(200, &mut flat).unwrap();
         assert!(flat == from_layers, "flat exports differ");
+        // A window of 1, 2, 3 or 7 layers at a time (a large book's export
+        // takes several): each window's replay starts at its first layer.
+        for window in [1, 2, 3, 7] {
+            let mut windowed = Vec::new();
+            let bytes = window * book.flat_len(1);
+            book.export_flat_in_windows(200, bytes, &mut windowed)
+                .unwrap();
+            assert!(windowed == from_layers, "windows of {window} layers");
+        }
         for seeds in 0..=10 {
             assert_eq!(book.level_stats(seeds), layers.level_stats(seeds));
         }

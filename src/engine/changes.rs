@@ -851,6 +851,9 @@ mod tests {
             (5, 4_000_000),
             (1_000_000, 900_000_000),
             (last, last + 1),
+            // Ending on a changed state: it is left out.
+            (0, layer.states[1] as usize),
+            (layer.states[10] as usize, layer.states[20] as usize),
         ] {
             let (states, values) = layer.within(start, end);
             let expected: Vec<(u32, i8)> =
@@ -861,6 +864,8 @@ mod tests {
                 "{start}..{end}"
             );
         }
+        let (s10, s20) = (layer.states[10] as usize, layer.states[20] as usize);
+        assert_eq!(layer.within(s10, s20).0, &layer.states[10..20]);
         assert!(packed.heap_bytes() < layer.len() * 5);
 
         // Packed in pieces and appended: the same changes, the same ranges.

@@ -982,6 +982,20 @@ impl OwareBook {
     /// Panics if `layers` is 0 or beyond the turn limit, or on a book
     /// opened with [`OwareBook::open_for_lookups`].
     pub fn export_flat(&self, layers: u32, out: &mut impl Write) -> io::Result<()> {
+        self.export_flat_in_windows(layers, EXPORT_WINDOW_BYTES, out)
+    }
+
+    /// [`OwareBook::export_flat`], replaying at most `window_bytes` of
+    /// layers at a time (at least one layer): the same bytes, in more
+    /// passes over the records with less memory. `export_flat` takes 1 GiB.
+    ///
+    /// Panics as [`OwareBook::export_flat`].
+    pub fn export_flat_in_windows(
+        &self,
+        layers: u32,
+        window_bytes: u64,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         self.whole_book_reader();
         assert!(
             (1..=self.turn_limit).contains(&layers),
@@ -990,8 +1004,7 @@ impl OwareBook {
         );
         // Compact levels are replayed a window of layers at a time, each
         // board's record read on from where the window before left it.
-        let window =
-            (EXPORT_WINDOW_BYTES / self.flat_len(1).max(1)).clamp(1, u64::from(layers)) as u32;
+        let window = (window_bytes / self.flat_len(1).max(1)).clamp(1, u64::from(layers)) as u32;
         let codec = self.encoding.codec();
         let mut levels: Vec<(&LevelInfo, Option<Replay>)> = self.levels[1..]
             .iter()
