@@ -109,4 +109,6 @@ pub use changes::{ChangeCursor, LayerChanges, PackedChanges};
 pub use layer::zeroed_layer;
 pub use picker::{KernelPicker, KernelTrial, TurnKernels, MIN_TRIAL_STATES, TRIAL_ROTATIONS};
 pub use reverse::ReverseEdges;
-pub use solve::{solve, LevelSolution, Solution, SolveOptions, SweepMode, TurnCursors, TurnReport};
+pub use solve::{
+    solve, LevelSolution, Solution, SolveOptions, SweepMode, TurnCursors, TurnReport, TurnsLeft,
+};

@@ -463,9 +463,8 @@ pub fn solve<const MOVES: usize>(
         // each its own way).
         assert!(
             layer_changes.values.iter().all(|&v| within_bound(v)),
-            "a value past ±{VALUE_BOUND} with {turn} turn{} left: the game's scores exceed \
-             the engine's range",
-            if turn == 1 { "" } else { "s" }
+            "a value past ±{VALUE_BOUND} with {}: the game's scores exceed the engine's range",
+            TurnsLeft(turn)
         );
         picker.settle(kernels, swept_states);
         state_updates += swept_states as u64;
@@ -655,5 +654,18 @@ impl Frontier {
         let changes = concatenate(parts);
         changes.write_to(next);
         (changes, swept_states)
+    }
+}
+
+/// "1 turn left", "`n` turns left": how messages name a number of turns left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnsLeft(pub u32);
+
+impl fmt::Display for TurnsLeft {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 turn left"),
+            n => write!(f, "{n} turns left"),
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod runs;
 pub mod verify;
 
 pub use crate::book::BookError;
+pub use crate::engine::TurnsLeft;
 pub use board::{Board, ParseBoardError, HOUSES, SIDE};
 pub use book::{
     Analysis, BookWriter, Encoded, Encoding, LevelEncoder, LevelInfo, LevelStats, Line, LineEnd,
@@ -23,16 +24,3 @@ pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};
 pub use verify::{verify, Mismatch, Verified, VerifyProgress};
-
-/// "1 turn left", "`n` turns left": how messages name a number of turns left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TurnsLeft(pub u32);
-
-impl std::fmt::Display for TurnsLeft {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            1 => f.write_str("1 turn left"),
-            n => write!(f, "{n} turns left"),
-        }
-    }
-}
