@@ -295,15 +295,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         human_bytes(memory)
     );
     let start = Instant::now();
-    let mut progress = WorkProgress::new("pairs");
-    let generated = on_pool(|| {
-        generate(options, |p: Progress| {
-            progress.update(p.pairs_done, p.pairs, || {
-                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
-            })
-        })
-    });
-    progress.finish();
+    let generated = solving(|report| generate(options, report));
     let (universe_time, solve_time) = (generated.universe_time, generated.solve_time);
     let sides = generated.universe.positions() as u64;
     let reads = generated.universe.total_children() as u64 * generated.universe.slots() as u64;
@@ -460,15 +452,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
         })?;
     let start = Instant::now();
     let kernel = kernel(KernelArg::Auto)?;
-    let mut progress = WorkProgress::new("pairs");
-    let evaluation = on_pool(|| {
-        Evaluation::solve(plan, !args.cubeless, kernel, |p: Progress| {
-            progress.update(p.pairs_done, p.pairs, || {
-                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
-            })
-        })
-    });
-    progress.finish();
+    let evaluation = solving(|report| Evaluation::solve(plan, !args.cubeless, kernel, report));
     eprintln!(
         "solved {} reachable, {}, in {:.3} s on {threads} threads",
         counted(evaluation.sides() as u64, "side"),
@@ -476,6 +460,22 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
         start.elapsed().as_secs_f64()
     );
     report(&evaluation, &position)
+}
+
+/// Runs a solve (a generation, an evaluation, the generator's check) on the
+/// pool, its pairs done shown on stderr by pip total: `work` is handed the
+/// callback the solve reports its progress to.
+fn solving<R: Send>(work: impl FnOnce(&mut dyn FnMut(Progress)) -> R + Send) -> R {
+    let mut progress = WorkProgress::new("pairs");
+    let result = on_pool(|| {
+        work(&mut |p: Progress| {
+            progress.update(p.pairs_done, p.pairs, || {
+                format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
+            })
+        })
+    });
+    progress.finish();
+    result
 }
 
 fn describe(side: &Side) -> String {
@@ -642,15 +642,7 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     );
     if generator {
         let start = Instant::now();
-        let mut progress = WorkProgress::new("pairs");
-        let verified = on_pool(|| {
-            book.verify(kernel, |p: Progress| {
-                progress.update(p.pairs_done, p.pairs, || {
-                    format!("pip total {}/{}", p.diagonal + 1, p.diagonals)
-                })
-            })
-        });
-        progress.finish();
+        let verified = solving(|report| book.verify(kernel, report));
         let pairs = verified.map_err(|mismatch| {
             CliError::Failure(format!(
                 "{} holds a value this build does not generate: {mismatch}",

@@ -478,9 +478,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // records are, as the run opens it whole). Its turn limit is the run's
     // unless one is given.
     let extended = args.extend.as_ref().map(|old| {
-        // (Named by its option: "--extend old.book: ...".)
         OwareBook::open_for_lookups(old)
-            .map_err(|e| CliError::Input(format!("--extend {}", unreadable_book(e))))
+            .map_err(|e| named_extend(unreadable_book(e)))
             .map(|book| (book.turn_limit(), book.max_seeds(), book.file_len()))
     });
     let turn_limit = match (args.turn_limit, &extended) {
@@ -540,8 +539,12 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             plain.to_string().trim_end_matches(".checkpoint")
         )));
     }
-    let kept_checkpoint = match existing {
-        CheckpointState::Levels if !args.resume => Some(match BookWriter::committed(&checkpoint) {
+    // The checkpoint's header, where it holds levels: read once, for the
+    // checks below and the estimate.
+    let committed =
+        (existing == CheckpointState::Levels).then(|| BookWriter::committed(&checkpoint));
+    let kept_checkpoint = match (existing, &committed) {
+        (_, Some(committed)) if !args.resume => Some(match committed {
             // Cut short, another game's, a newer format: --resume would
             // refuse it too, so it is not offered.
             Err(error) if !matches!(error, BookError::Corrupt { .. }) => unresumable(error),
@@ -550,7 +553,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 checkpoint.display()
             )),
         }),
-        CheckpointState::Busy => Some(CliError::Input(being_written(&checkpoint))),
+        (CheckpointState::Busy, _) => Some(CliError::Input(being_written(&checkpoint))),
         _ => None,
     };
     // A checkpoint resumed grows into the book, and an empty one (whatever
@@ -572,18 +575,20 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // and 14 seeds: 2.4 and 2.1 times its bytes more (153.4 and 218.9 MB
     // against 95.1 and 169.1), an 11-seed book of 10.5 MB to 12: 2.1
     // times (79.5 against 57.6 MB). Unreadable, it is reported below.
-    let taken_over = match (&extended, existing) {
+    let taken_over = match (&extended, &committed) {
         (Some(extended), _) => extended
             .as_ref()
             .ok()
             .map(|&(_, seeds, bytes)| (seeds, bytes)),
         // (One not laid out for appending, an earlier build's, is copied
         // from: its levels are taken over all the same.)
-        (None, CheckpointState::Levels) if args.resume => BookWriter::committed(&checkpoint)
-            .map(|(_, seeds)| seeds)
-            .or_else(|_| OwareBook::open_for_lookups(&checkpoint).map(|book| book.max_seeds()))
-            .ok()
-            .map(|seeds| (seeds, kept_bytes)),
+        (None, Some(committed)) if args.resume => match committed {
+            Ok((_, seeds)) => Some(*seeds),
+            Err(_) => OwareBook::open_for_lookups(&checkpoint)
+                .map(|book| book.max_seeds())
+                .ok(),
+        }
+        .map(|seeds| (seeds, kept_bytes)),
         _ => None,
     }
     .filter(|&(seeds, _)| {
@@ -644,16 +649,16 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         // The run's own checks, in its order (of the checkpoint a --resume
         // takes up, its header: its levels are checked as the run opens it).
-        let base = || match (&args.extend, &extended, existing) {
+        let base = || match (&args.extend, &extended, &committed) {
             (Some(old), Some(extended), _) => match extended {
                 Ok((turn_limit, max_seeds, _)) => {
                     check_base(*turn_limit, *max_seeds, old, &options, true).err()
                 }
                 Err(why) => Some(why.clone()),
             },
-            (_, _, CheckpointState::Levels) => match BookWriter::committed(&checkpoint) {
+            (_, _, Some(committed)) => match committed {
                 Ok((turn_limit, max_seeds)) => {
-                    check_base(turn_limit, max_seeds, &checkpoint, &options, false).err()
+                    check_base(*turn_limit, *max_seeds, &checkpoint, &options, false).err()
                 }
                 // As the run: copied from (its levels checked then).
                 Err(BookError::Corrupt { .. }) => None,
@@ -723,7 +728,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             // its levels are copied into a new book below.
             Err(BookError::Corrupt { .. }) => Some(checkpoint.clone()),
             // Cut short, another game's, a newer format: nothing to resume.
-            Err(error) => return Err(unresumable(error)),
+            Err(error) => return Err(unresumable(&error)),
         },
         (None, true) => {
             eprintln!(
@@ -993,11 +998,7 @@ fn base_book(
     options: &GenerateOptions,
     extending: bool,
 ) -> Result<OwareBook, CliError> {
-    let book = open_book(path).map_err(|e| match e {
-        // Named by its option, as where the run starts.
-        CliError::Input(message) if extending => CliError::Input(format!("--extend {message}")),
-        e => e,
-    })?;
+    let book = open_book(path).map_err(|e| if extending { named_extend(e) } else { e })?;
     check_base(
         book.turn_limit(),
         book.max_seeds(),
@@ -1008,8 +1009,17 @@ fn base_book(
     Ok(book)
 }
 
+/// An error about the book `--extend` names, named by its option:
+/// "--extend old.book: ...".
+fn named_extend(error: CliError) -> CliError {
+    match error {
+        CliError::Input(message) => CliError::Input(format!("--extend {message}")),
+        other => other,
+    }
+}
+
 /// Why a run cannot resume from its checkpoint.
-fn unresumable(error: BookError) -> CliError {
+fn unresumable(error: &BookError) -> CliError {
     CliError::Input(format!(
         "{error}: the checkpoint cannot be resumed (remove it to start afresh)"
     ))
