@@ -9,12 +9,21 @@
 //! rank order, grouped in blocks of [`BLOCK`] boards:
 //!
 //! ```text
-//! section  = offsets records
+//! section  = offsets records wraps
 //! offsets  = u32 LE per block, plus one past the end: byte offset of the
-//!            block's first record within `records`
+//!            block's first record within `records`, modulo 2^32
 //! record   = len body
 //!   len    = LEB128 byte count of `body`
+//! wraps    = u32 LE per multiple m * 2^32 (m >= 1) of bytes the records
+//!            reach: the index of the first entry of `offsets` whose offset
+//!            is at least that (ascending; none where the records take
+//!            less than 4 GiB, as in every level up to 22 seeds)
 //! ```
+//!
+//! An offset is its entry plus 2^32 for each of `wraps` at or below the
+//! entry's index. The count of `wraps`, k, follows from the section's
+//! length: the records take the last entry plus k * 2^32 bytes, so the
+//! section is `offsets`, then k * (2^32 + 4) bytes more than the last entry.
 //!
 //! A record's body spells the board's changes in one of two [`Codec`]s:
 //!
@@ -166,6 +175,11 @@ pub fn encode(
     boards: usize,
     changes: impl Fn(usize) -> Vec<(u32, i8)> + Sync,
 ) -> Vec<u8> {
+    encode_with(Streaming::new(codec, boards), changes)
+}
+
+/// [`encode`] by `streaming`.
+fn encode_with(streaming: Streaming, changes: impl Fn(usize) -> Vec<(u32, i8)> + Sync) -> Vec<u8> {
     /// Per turn, its changes (board, value), and how many were given.
     struct ByTurn(Vec<(Vec<(usize, i8)>, usize)>);
     impl TurnOrder for ByTurn {
@@ -191,27 +205,27 @@ pub fn encode(
         }
         ByTurn(by_turn)
     };
-    encode_whole(codec, boards, by_chunk)
+    encode_whole(streaming, by_chunk)
 }
 
-/// A level's section (block table, then records) from `chunk`, as
-/// [`encode_streaming`] gives it, joined.
-fn encode_whole<C, T>(codec: Codec, boards: usize, chunk: C) -> Vec<u8>
+/// A level's section (block table, records, wraps) from `chunk`, encoded
+/// by `streaming` as [`encode_streaming`] does, joined.
+fn encode_whole<C, T>(mut streaming: Streaming, chunk: C) -> Vec<u8>
 where
     C: Fn(Range<usize>) -> T + Sync,
     T: TurnOrder,
 {
     let buffers = Buffers::default();
     let mut records = Vec::new();
-    let table = encode_streaming(codec, boards, chunk, &buffers, |part| {
+    while streaming.next_wave(&chunk, &buffers, |part| {
         records.extend_from_slice(&part);
         buffers.give_back(part);
-    });
-    [table, records].concat()
+    }) {}
+    [streaming.table(), records].concat()
 }
 
-/// Level `level` of a solved game, as a section's bytes (block table, then
-/// records): what a game that stores its levels this way writes.
+/// Level `level` of a solved game, as a section's bytes (block table,
+/// records, wraps): what a game that stores its levels this way writes.
 ///
 /// # Panics
 ///
@@ -219,7 +233,10 @@ where
 /// or a change lies past turn [`MAX_TURNS`].
 pub fn encode_level(codec: Codec, solution: &Solution, level: usize) -> Vec<u8> {
     let boards = solution.levels[level].states;
-    encode_whole(codec, boards, level_changes(solution, level))
+    encode_whole(
+        Streaming::new(codec, boards),
+        level_changes(solution, level),
+    )
 }
 
 /// The encoder's reader of level `level` of `solution`: a chunk's boards'
@@ -262,6 +279,10 @@ pub const MAX_TURNS: u32 = 255;
 pub fn table_len(boards: usize) -> usize {
     (boards.div_ceil(BLOCK) + 1) * 4
 }
+
+/// The span of a block offset's entry: offsets are stored modulo this, and
+/// the level's `wraps` (see the [module docs](self)) give what it cut off.
+const OFFSET_SPAN: u64 = 1 << 32;
 
 /// Chunks encoded at once by [`encode_streaming`], per worker thread.
 const WAVE_PER_THREAD: usize = 4;
@@ -311,10 +332,11 @@ impl Buffers {
 /// Chunks are encoded in parallel, a wave of a few per worker thread at a
 /// time; each chunk's records go to `records` in order as soon as its wave
 /// is done, so they can be written while the next are encoded (at 20
-/// seeds, joining them would hold gigabytes). Each chunk's records are
-/// encoded into a buffer from `buffers`, to be given back once written.
-/// Returns the block table ([`table_len`] bytes), which goes before them
-/// in the section. ([`Streaming`] does the same a wave at a call.)
+/// seeds, joining them would hold gigabytes), and the level's wraps after
+/// them, if any. Each chunk's records are encoded into a buffer from
+/// `buffers`, to be given back once written. Returns the block table
+/// ([`table_len`] bytes), which goes before them in the section.
+/// ([`Streaming`] does the same a wave at a call.)
 pub fn encode_streaming<C, T>(
     codec: Codec,
     boards: usize,
@@ -344,6 +366,10 @@ pub struct Streaming {
     table: Vec<u8>,
     /// Bytes of records so far.
     base: usize,
+    /// The offsets' span ([`OFFSET_SPAN`]; less in tests) and the level's
+    /// wraps so far: entries whose offset reached another multiple of it.
+    span: u64,
+    wraps: Vec<u32>,
 }
 
 impl Streaming {
@@ -363,9 +389,19 @@ impl Streaming {
     /// [`Streaming::new`] with chunks of `chunk` boards (a multiple of
     /// [`BLOCK`]): the records are the same whatever the chunks.
     pub fn with_chunk(codec: Codec, boards: usize, chunk: usize) -> Streaming {
+        Self::with_span(codec, boards, chunk, OFFSET_SPAN)
+    }
+
+    /// [`Streaming::with_chunk`] with offsets stored modulo `span` rather
+    /// than 2^32: a test's small levels then wrap as a level past 4 GiB does.
+    fn with_span(codec: Codec, boards: usize, chunk: usize, span: u64) -> Streaming {
         assert!(
             chunk > 0 && chunk.is_multiple_of(BLOCK),
             "chunks of whole blocks"
+        );
+        assert!(
+            (1..=OFFSET_SPAN).contains(&span),
+            "offsets fit their entries"
         );
         Streaming {
             codec,
@@ -374,7 +410,21 @@ impl Streaming {
             chunks_done: 0,
             table: Vec::with_capacity(table_len(boards)),
             base: 0,
+            span,
+            wraps: Vec::new(),
         }
+    }
+
+    /// Appends the block table's next entry, for an offset of `offset`
+    /// bytes: modulo the span, past a wrap for each multiple of it reached.
+    fn push_offset(&mut self, offset: usize) {
+        let offset = offset as u64;
+        let entry = u32::try_from(self.table.len() / 4).expect("fewer than 2^32 blocks a level");
+        while offset >= (self.wraps.len() as u64 + 1) * self.span {
+            self.wraps.push(entry);
+        }
+        let low = u32::try_from(offset % self.span).expect("the span fits an entry");
+        self.table.extend_from_slice(&low.to_le_bytes());
     }
 
     /// Boards whose records are encoded (and handed to `records`) so far:
@@ -397,6 +447,10 @@ impl Streaming {
     {
         let (codec, boards, size) = (self.codec, self.boards, self.chunk);
         let chunks = boards.div_ceil(size);
+        assert!(
+            self.table.len() < table_len(boards),
+            "no wave after the last"
+        );
         let wave = WAVE_PER_THREAD * rayon::current_num_threads();
         let first = self.chunks_done;
         let last = (first + wave).min(chunks);
@@ -411,22 +465,27 @@ impl Streaming {
             .collect();
         for (offsets, part) in parts {
             for &offset in &offsets {
-                let offset = u32::try_from(self.base + offset as usize)
-                    .expect("a level's records exceed 4 GiB");
-                self.table.extend_from_slice(&offset.to_le_bytes());
+                self.push_offset(self.base + offset as usize);
             }
             self.base += part.len();
             records(part);
         }
         self.chunks_done = last;
-        last < chunks
+        if last < chunks {
+            return true;
+        }
+        // The entry past the end, and the wraps after the records.
+        self.push_offset(self.base);
+        if !self.wraps.is_empty() {
+            records(self.wraps.iter().flat_map(|w| w.to_le_bytes()).collect());
+        }
+        false
     }
 
-    /// The block table, once every wave is encoded.
-    pub fn table(mut self) -> Vec<u8> {
+    /// The block table, once every wave is encoded (its records and wraps
+    /// handed out).
+    pub fn table(self) -> Vec<u8> {
         assert_eq!(self.encoded(), self.boards, "every wave is encoded");
-        let end = u32::try_from(self.base).expect("a level's records exceed 4 GiB");
-        self.table.extend_from_slice(&end.to_le_bytes());
         debug_assert_eq!(self.table.len(), table_len(self.boards));
         self.table
     }
@@ -668,6 +727,10 @@ pub struct Level<'a> {
     boards: usize,
     offsets: &'a [u8],
     records: &'a [u8],
+    /// The wraps of the offsets (empty for levels under 4 GiB), and their
+    /// span (2^32; less in tests).
+    wraps: &'a [u8],
+    span: u64,
 }
 
 /// Walks one record's changes from turn 0 and value 0; a [`Codec::V1`]
@@ -743,25 +806,65 @@ impl<'a> Level<'a> {
         codec: Codec,
         boards: usize,
     ) -> Result<Level<'a>, Malformed> {
+        Self::structure_in(section, codec, boards, OFFSET_SPAN)
+    }
+
+    /// [`Level::structure`] of offsets stored modulo `span`.
+    fn structure_in(
+        section: &'a [u8],
+        codec: Codec,
+        boards: usize,
+        span: u64,
+    ) -> Result<Level<'a>, Malformed> {
         let blocks = boards.div_ceil(BLOCK);
-        let index_len = (blocks + 1) * 4;
+        let index_len = table_len(boards);
         if section.len() < index_len {
             return Err(Malformed(format!(
                 "{} bytes cannot hold the offsets of {blocks} blocks",
                 section.len()
             )));
         }
-        let (offsets, records) = section.split_at(index_len);
-        let level = Level {
-            codec,
-            boards,
-            offsets,
-            records,
-        };
-        if level.offset(0) != 0 || level.offset(blocks) != records.len() {
+        let level = Self::framed(section, codec, boards, span)
+            .ok_or_else(|| Malformed("block offsets do not span the records".into()))?;
+        // Each wrap is an entry below the one before it (a block's records
+        // take far less than the span), in ascending order.
+        let mut previous = 0;
+        for wrap in level.wraps.chunks_exact(4) {
+            let wrap = u32::from_le_bytes(wrap.try_into().unwrap()) as usize;
+            if wrap <= previous || wrap > blocks || level.entry(wrap) >= level.entry(wrap - 1) {
+                return Err(Malformed(format!(
+                    "the offsets do not wrap at block {wrap}"
+                )));
+            }
+            previous = wrap;
+        }
+        if level.offset(0) != 0 {
             return Err(Malformed("block offsets do not span the records".into()));
         }
         Ok(level)
+    }
+
+    /// The level in `section` (at least its block table), its records and
+    /// wraps told apart by the section's length (see the
+    /// [module docs](self)), or `None` where no count of wraps fits it.
+    fn framed(section: &'a [u8], codec: Codec, boards: usize, span: u64) -> Option<Level<'a>> {
+        let (offsets, rest) = section.split_at(table_len(boards));
+        let mut level = Level {
+            codec,
+            boards,
+            offsets,
+            records: rest,
+            wraps: &[],
+            span,
+        };
+        // rest = end + wraps * (span + 4), end being the last entry.
+        let past_end = (rest.len() as u64).checked_sub(level.entry(boards.div_ceil(BLOCK)))?;
+        if past_end % (span + 4) != 0 {
+            return None;
+        }
+        let wraps = usize::try_from(past_end / (span + 4) * 4).ok()?;
+        (level.records, level.wraps) = rest.split_at(rest.len() - wraps);
+        Some(level)
     }
 
     /// Checks the records of block `block` (of a level whose frame
@@ -831,8 +934,30 @@ impl<'a> Level<'a> {
         Ok(self.value(rank, turns_left))
     }
 
+    /// Entry `block` of the block table: the block's offset modulo the span.
+    #[inline]
+    fn entry(&self, block: usize) -> u64 {
+        u64::from(u32::from_le_bytes(
+            self.offsets[block * 4..block * 4 + 4].try_into().unwrap(),
+        ))
+    }
+
+    /// The offset of block `block`'s first record within the records (past
+    /// their end where a malformed table says so; reading there fails).
+    #[inline]
     fn offset(&self, block: usize) -> usize {
-        u32::from_le_bytes(self.offsets[block * 4..block * 4 + 4].try_into().unwrap()) as usize
+        let mut offset = self.entry(block);
+        if !self.wraps.is_empty() {
+            let wrapped = self
+                .wraps
+                .chunks_exact(4)
+                .take_while(|wrap| {
+                    u32::from_le_bytes((*wrap).try_into().unwrap()) as usize <= block
+                })
+                .count();
+            offset += wrapped as u64 * self.span;
+        }
+        usize::try_from(offset).unwrap_or(usize::MAX)
     }
 
     /// The body of the record at `*at`, advancing past it.
@@ -1023,13 +1148,7 @@ impl<'a> Level<'a> {
     /// A level already validated by [`Level::parse`] (from the same bytes and
     /// codec): no checks repeated. Malformed bytes could only make lookups panic.
     pub fn trusted(section: &'a [u8], codec: Codec, boards: usize) -> Level<'a> {
-        let (offsets, records) = section.split_at((boards.div_ceil(BLOCK) + 1) * 4);
-        Level {
-            codec,
-            boards,
-            offsets,
-            records,
-        }
+        Self::framed(section, codec, boards, OFFSET_SPAN).expect("validated on open")
     }
 }
 
@@ -1058,5 +1177,124 @@ mod tests {
         assert_eq!(chunking(2, 84_672_315).0, ENCODE_CHUNK);
         // Whole blocks.
         assert_eq!(chunking(3, 1_000_001).0 % BLOCK, 0);
+    }
+
+    /// Change lists for `boards` boards, up to turn 200, a few each (some
+    /// none), by a xorshift from `seed`.
+    fn random_lists(seed: u64, boards: usize) -> Vec<Vec<(u32, i8)>> {
+        let mut state = seed;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        (0..boards)
+            .map(|_| {
+                let (mut turn, mut value) = (0u32, 0i8);
+                let mut list = Vec::new();
+                for _ in 0..next(12) {
+                    turn += 1 + next(40) as u32;
+                    let step = next(9) as i8 - 4;
+                    if turn > 200 || step == 0 {
+                        continue;
+                    }
+                    value = (value + step).clamp(-40, 40);
+                    if list.last().map_or(0, |&(_, v)| v) != value {
+                        list.push((turn, value));
+                    }
+                }
+                list
+            })
+            .collect()
+    }
+
+    /// Entry `i` of a block table.
+    fn entry(section: &[u8], i: usize) -> u64 {
+        u64::from(u32::from_le_bytes(
+            section[i * 4..i * 4 + 4].try_into().unwrap(),
+        ))
+    }
+
+    /// A level whose records reach past the offsets' span (2^32 in a book;
+    /// a few hundred bytes here, so that a test can reach it) keeps its
+    /// records, stores its offsets modulo the span, lists where they wrap
+    /// after the records, and reads back as the level stored without wraps:
+    /// spans below the records, one the records end on, and one past them.
+    #[test]
+    fn offsets_past_their_span_wrap_and_read_back() {
+        let boards = 1003;
+        let lists = random_lists(0x5eed_0ff5, boards);
+        let blocks = boards.div_ceil(BLOCK);
+        let table = table_len(boards);
+        for codec in [Codec::V1, Codec::V2] {
+            let plain = encode(codec, boards, |b| lists[b].clone());
+            let records = plain.len() - table;
+            let (level, _) = Level::parse(&plain, codec, boards, 200, 63).unwrap();
+            let layers = level.layers(200);
+            let widest = (0..blocks)
+                .map(|b| entry(&plain, b + 1) - entry(&plain, b))
+                .max()
+                .unwrap();
+            let spans = [
+                widest + 1,
+                2 * widest,
+                997,
+                records as u64,
+                records as u64 + 1,
+            ];
+            for span in spans {
+                let what = format!("{codec:?}, span {span} ({records} bytes of records)");
+                // Chunks of 64 boards: many waves, wraps inside and between chunks.
+                let streaming = Streaming::with_span(codec, boards, 64, span);
+                let wrapped = encode_with(streaming, |b| lists[b].clone());
+                let wraps = records / span as usize;
+                assert_eq!(wrapped.len(), table + records + 4 * wraps, "{what}");
+                assert_eq!(wrapped[table..table + records], plain[table..], "{what}");
+                for i in 0..=blocks {
+                    assert_eq!(entry(&wrapped, i), entry(&plain, i) % span, "{what}");
+                }
+                for (m, wrap) in wrapped[table + records..].chunks_exact(4).enumerate() {
+                    let wrap = u32::from_le_bytes(wrap.try_into().unwrap()) as usize;
+                    let at = (m as u64 + 1) * span;
+                    assert!(
+                        entry(&plain, wrap) >= at && entry(&plain, wrap - 1) < at,
+                        "{what}"
+                    );
+                }
+                let level = Level::structure_in(&wrapped, codec, boards, span).expect(&what);
+                for block in 0..blocks {
+                    level.check_block(block, 200, 63).expect(&what);
+                }
+                assert_eq!(level.layers(200), layers, "{what}");
+                if wraps == 0 {
+                    continue;
+                }
+                // A wrap short, or one too many, leaves no count of wraps
+                // that fits the section.
+                let short = &wrapped[..wrapped.len() - 4];
+                assert!(
+                    Level::structure_in(short, codec, boards, span).is_err(),
+                    "{what}"
+                );
+                let long = [&wrapped[..], &[0; 4]].concat();
+                assert!(
+                    Level::structure_in(&long, codec, boards, span).is_err(),
+                    "{what}"
+                );
+                // A wrap moved by a block is refused on open: no decrease
+                // of the entries there (a lookup's check of the block would
+                // find it too).
+                for moved in [-1i64, 1] {
+                    let mut bad = wrapped.clone();
+                    let at = table + records;
+                    let wrap = u32::from_le_bytes(bad[at..at + 4].try_into().unwrap());
+                    let wrap = (i64::from(wrap) + moved) as u32;
+                    bad[at..at + 4].copy_from_slice(&wrap.to_le_bytes());
+                    let opened = Level::structure_in(&bad, codec, boards, span);
+                    assert!(opened.is_err(), "{what}, first wrap moved by {moved}");
+                }
+            }
+        }
     }
 }
