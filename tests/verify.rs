@@ -4,7 +4,8 @@
 
 use endbook::book::compact::{self, Codec};
 use endbook::games::oware::{
-    generate, verify, BoardIndex, Encoding, GenerateOptions, Mismatch, OwareBook,
+    generate, verify, verify_sample, BoardIndex, Encoding, GenerateOptions, Mismatch, OwareBook,
+    SampleError,
 };
 
 mod common;
@@ -15,6 +16,7 @@ use common::{rebuilt, sections_of};
 /// turn limit) compared: 200 turns in the compact encoding (at 10 seeds,
 /// level 10 stops changing at turn 119 and level 9 at 145), 30 (levels
 /// not yet converged) and 300 turns (the layer encoding).
+/// A sample of their values passes too.
 #[test]
 fn generated_books_verify() {
     for (seeds, turn_limit) in [(10, 200), (6, 30), (6, 300)] {
@@ -47,6 +49,17 @@ fn generated_books_verify() {
         );
         assert_eq!(verified.boards, BoardIndex::new(seeds).states() as u64);
         assert!(layers > 0);
+        // Values drawn at random, from every level or the top one alone,
+        // each follow from their moves; the observer sees the count grow
+        // to the samples asked for.
+        for min_seeds in [0, seeds] {
+            let mut seen = Vec::new();
+            let checked = verify_sample(&book, 40_000, min_seeds, 3, |done| seen.push(done))
+                .expect("a sound book");
+            assert_eq!(checked, 40_000);
+            assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+            assert_eq!(seen.last(), Some(&40_000));
+        }
     }
 }
 
@@ -66,10 +79,33 @@ fn board_changes(book: &OwareBook, level: usize) -> Vec<Vec<(u32, i8)>> {
 /// The 7-seed book with level `level` stored from `boards`' changes, its
 /// last change set to `last_change`, and every checksum recomputed.
 fn altered(bytes: &[u8], level: usize, boards: &[Vec<(u32, i8)>], last_change: u32) -> OwareBook {
+    OwareBook::from_bytes(altered_bytes(bytes, level, boards, last_change))
+        .expect("a book that opens")
+}
+
+/// The bytes of [`altered`]'s book.
+fn altered_bytes(
+    bytes: &[u8],
+    level: usize,
+    boards: &[Vec<(u32, i8)>],
+    last_change: u32,
+) -> Vec<u8> {
     let (params, mut sections) = sections_of(bytes.to_vec());
     let section = compact::encode(Codec::V2, boards.len(), |board| boards[board].clone());
     sections[level] = ([boards.len() as u64, u64::from(last_change)], section);
-    OwareBook::from_bytes(rebuilt(&params, &sections)).expect("a book that opens")
+    rebuilt(&params, &sections)
+}
+
+/// The book of `bytes` with every board of level `level` stripped of its
+/// last change, the level's last change and every checksum made to match.
+fn last_changes_dropped(bytes: &[u8], level: usize) -> Vec<u8> {
+    let book = OwareBook::from_bytes(bytes.to_vec()).unwrap();
+    let mut boards = board_changes(&book, level);
+    for list in &mut boards {
+        list.pop();
+    }
+    let latest = boards.iter().filter_map(|l| l.last()).map(|c| c.0).max();
+    altered_bytes(bytes, level, &boards, latest.expect("a level that changes"))
 }
 
 /// Values changed in a book whose checksums were then recomputed open
@@ -200,4 +236,99 @@ fn the_command_line_verifies_and_names_the_first_wrong_value() {
     let missing = dir.path().join("missing.book");
     let out = endbook(&["oware", "verify", "--book", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// A level whose boards each lost their last change (the book's header and
+/// checksums made to match) opens without complaint; a sample of its level
+/// finds a wrong value there, the same one on any number of threads, and
+/// names what the book holds for it.
+#[test]
+fn a_widely_altered_level_is_found_by_sample() {
+    let generated = generate(GenerateOptions::new(7), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let book = OwareBook::from_bytes(bytes.clone()).unwrap();
+    let level = 7;
+    let wrong = OwareBook::from_bytes(last_changes_dropped(&bytes, level)).unwrap();
+    let draw = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| verify_sample(&wrong, 5_000, 7, 11, |_| {}))
+    };
+    let Err(SampleError::Mismatch(mismatch)) = draw(1) else {
+        panic!("a level of wrong values passed a sample of 5,000");
+    };
+    assert_eq!(mismatch.board.seeds(), 7, "{mismatch}");
+    assert_ne!(mismatch.stored, mismatch.recomputed);
+    assert_eq!(
+        wrong.value(&mismatch.board, mismatch.turns_left).unwrap(),
+        i32::from(mismatch.stored)
+    );
+    // The full check finds a wrong value too; the sound book passes.
+    assert!(verify(&wrong, |_| {}).is_err());
+    assert!(verify_sample(&book, 5_000, 7, 11, |_| {}).is_ok());
+    let Err(SampleError::Mismatch(again)) = draw(3) else {
+        panic!("another draw on 3 threads");
+    };
+    assert_eq!(again, mismatch);
+}
+
+/// `oware verify --sample` passes a sound book (exit 0, saying it was a
+/// sample), names a wrong value drawn from a widely altered level (exit 1),
+/// and its options stand only with `--sample`.
+#[cfg(feature = "cli")] // (the binary is built with it)
+#[test]
+fn the_command_line_verifies_by_sample() {
+    use common::{endbook, text};
+    let dir = tempfile::tempdir().unwrap();
+    let generated = generate(GenerateOptions::new(6), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let sound = dir.path().join("sound.book");
+    std::fs::write(&sound, &bytes).unwrap();
+    let sound = sound.to_str().unwrap();
+    let out = endbook(&["oware", "verify", "--book", sound, "--sample", "2000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(
+            "each of 2,000 values drawn from levels 0-6 (seed 1) follows from its board's moves"
+        ) && text(&out.stdout).contains("a sample, not a proof"),
+        "{}",
+        text(&out.stdout)
+    );
+    let path = dir.path().join("wrong.book");
+    std::fs::write(&path, last_changes_dropped(&bytes, 6)).unwrap();
+    let path = path.to_str().unwrap();
+    let args = [
+        "oware",
+        "verify",
+        "--book",
+        path,
+        "--sample",
+        "3000",
+        "--min-seeds",
+        "6",
+    ];
+    let out = endbook(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("wrong.book holds a wrong value: board"),
+        "{}",
+        text(&out.stderr)
+    );
+    for refused in [
+        &["--min-seeds", "3"][..],
+        &["--seed", "3"],
+        &["--sample", "10", "--memory-limit", "1G"],
+        &["--sample", "10", "--min-seeds", "7"],
+        &["--sample", "0"],
+    ] {
+        let out = endbook(&[&["oware", "verify", "--book", sound][..], refused].concat());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{refused:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }

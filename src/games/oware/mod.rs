@@ -23,4 +23,4 @@ pub use generate::{
 pub use index::{BoardIndex, MAX_BOOK_SEEDS};
 pub use movegen::{MoveGen, MoveGenKind};
 pub use rules::{legal_moves, play, MoveOutcome};
-pub use verify::{verify, Mismatch, Verified, VerifyProgress};
+pub use verify::{verify, verify_sample, Mismatch, SampleError, Verified, VerifyProgress};
