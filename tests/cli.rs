@@ -1007,7 +1007,7 @@ fn dry_run_sizes_the_book(turn_limit: &str) {
 fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.book");
-    // At most 100 GB whatever the host has (the estimate is about 132 GB):
+    // At most 100 GB whatever the host has (the estimate is about 138.5 GB):
     // the run must never start.
     let out = endbook(&generate_args("27", &path, &["--memory-limit", "100G"]));
     assert_input_error(&out, "--ignore-memory-check");
@@ -1029,7 +1029,7 @@ fn a_run_beyond_memory_stops_at_once_with_its_estimate() {
     ));
     assert_dry_run_stops(
         &dry,
-        "27 seeds (3,910,797,436 boards) needs about 132.0 GB of memory, more than 90% of the ",
+        "27 seeds (3,910,797,436 boards) needs about 138.5 GB of memory, more than 90% of the ",
     );
     // The limit is shown as such, beside what the system has.
     assert!(

@@ -81,8 +81,8 @@ const GENERATE_THREADS_HELP: &str = "Worker threads [default: one per core]. The
 #[derive(Args)]
 pub struct GenerateArgs {
     /// Largest number of seeds on the board, 1 to 27 (the memory check
-    /// stops most machines far below 27: 20 seeds need about 5.4 GB, 24
-    /// about 37 GB; --dry-run tells).
+    /// stops most machines far below 27: 20 seeds need about 5.6 GB, 24
+    /// about 38.5 GB; --dry-run tells).
     #[arg(long, default_value_t = 12, value_name = "N")]
     max_seeds: u32,
     /// Book file to write [default: oware-N.book; oware-N-tT.book with a
@@ -337,6 +337,13 @@ fn book_failure(error: BookError) -> CliError {
 /// | 16 | 17.2 B | 13.9 B | 0.205 µs |
 /// | 20 | 23.0 B | 19.0 B | 0.324 µs |
 ///
+/// Memory per board grows faster past 20 seeds: 30.3 B at 24 seeds and
+/// 32.1-32.2 B at 25 on a lent 16-core Intel Xeon (16 threads, peaks of
+/// 37.9 GB and 59.5-59.6 GB), which the slope of 1.56 B a seed covers
+/// (1.45, fitted to 12-20 seeds, had estimated 36.8 and 57.2 GB); at 20
+/// seeds it errs high, 24.5 B. Book bytes up to 25 seeds are measured
+/// ([`LEVEL_BYTES`]).
+///
 /// (Time: medians of three runs, eight at 16 seeds, fitted to 12 and 20
 /// seeds, so in between it errs high: 16 seeds were expected to take 7.5 s
 /// and took 5.9 s at c439e14. The AMD machine takes longer: at 0038054, 20
@@ -351,7 +358,7 @@ fn book_failure(error: BookError) -> CliError {
 /// the encoded stretches queued for the writer and four layers of the top
 /// level; with cache sweeps, the change lists of every
 /// level (and a copy of the level below's for the encoder), the top level's
-/// child cache (31 bytes a board) and reverse edges. The book, up to 20
+/// child cache (31 bytes a board) and reverse edges. The book, up to 25
 /// seeds, is not a fit but the sum of [`LEVEL_BYTES`]. Time grows with the
 /// seed count as more turns keep changing and the layers outgrow the CPU
 /// caches. Cache sweeps: fitted to runs of 12 to 16 seeds on an AMD Zen 3.
@@ -393,10 +400,12 @@ const LAST_CHANGE: [u32; 16] = [
 ];
 
 /// The bytes each level takes in a book of 200 turns (the `changes`
-/// encoding), levels 0-20: the "stored bytes" of `endbook oware info` on the
-/// 20-seed book. The encoding is deterministic, so a book of up to 20 seeds
-/// is these summed (and its header); beyond, the fit below.
-const LEVEL_BYTES: [u64; 21] = [
+/// encoding), levels 0-25: the "stored bytes" of `endbook oware info` on the
+/// 20-seed book and, from 21 seeds, on the 25-seed book (levels 1-20 the
+/// same in both; levels from 23 seeds on include the 4 bytes of each wrap
+/// of their offsets). The encoding is deterministic, so a book of up to 25
+/// seeds is these summed (and its header); beyond, the fit below.
+const LEVEL_BYTES: [u64; 26] = [
     9,
     30,
     166,
@@ -418,6 +427,11 @@ const LEVEL_BYTES: [u64; 21] = [
     637_943_292,
     1_079_740_607,
     1_789_686_282,
+    2_902_517_724,
+    4_620_519_885,
+    7_241_104_900,
+    11_159_076_626,
+    16_956_018_216,
 ];
 
 /// A book's header and section table, about.
@@ -452,7 +466,7 @@ impl Estimate {
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
         let (memory, seconds_2_threads) = match mode {
             Sweep::Runs => (
-                (24 << 20) + per_board(12.0 + 1.45 * above_12.max(0.0)),
+                (24 << 20) + per_board(12.0 + 1.56 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (
@@ -701,8 +715,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                     .or_else(|| base().map(|why| why.to_string()))
             },
         );
-        println!("(estimates fitted to measured runs of 12 to 20 seeds, the time to those");
-        println!(" of a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times as long;");
+        println!("(estimates fitted to measured runs of 12 to 25 seeds, the time to those of");
+        println!(" 12 to 20 on a 2-core Intel Xeon: a 2-core AMD EPYC took 1.3 to 1.7 times");
+        println!(" as long; a 16-core Xeon took 0.50 to 0.58 of the 16-thread estimate at");
+        println!(" 24 and 25 seeds;");
         if encoding_stores_layers(turn_limit) {
             println!(" beyond 255 turns the book stores every layer, built in memory and");
             println!(" written at an assumed 200 MB/s; nothing was generated)");
