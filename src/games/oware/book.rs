@@ -792,20 +792,7 @@ impl OwareBook {
     /// game's).
     pub fn analyse(&self, board: &Board, turns_left: u32) -> Result<Analysis, ProbeError> {
         let value = self.value(board, turns_left)?;
-        let moves = legal_moves(board)
-            .map(|outcome| {
-                let future = if turns_left > 1 {
-                    self.stored_value(&outcome.child(), turns_left - 1)?
-                } else {
-                    0
-                };
-                Ok(ScoredMove {
-                    house: outcome.house,
-                    capture: outcome.capture,
-                    score: i32::from(outcome.capture) - future,
-                })
-            })
-            .collect::<Result<Vec<_>, ProbeError>>()?;
+        let moves = self.scored_moves(board, turns_left)?;
         let corrupt = |reason: String| ProbeError::Corrupt {
             path: self.container.path().to_owned(),
             seeds: board.seeds(),
@@ -831,6 +818,32 @@ impl OwareBook {
             _ => {}
         }
         Ok(Analysis { value, moves })
+    }
+
+    /// Each legal move of `board` (as [`legal_moves`] plays them) with
+    /// `turns_left` turns left, scored by the book's value of its child with
+    /// one turn less: what the board's value must be the best of, where
+    /// [`OwareBook::analyse`] also checks that it is.
+    pub fn scored_moves(
+        &self,
+        board: &Board,
+        turns_left: u32,
+    ) -> Result<Vec<ScoredMove>, ProbeError> {
+        self.check(board, turns_left)?;
+        legal_moves(board)
+            .map(|outcome| {
+                let future = if turns_left > 1 {
+                    self.stored_value(&outcome.child(), turns_left - 1)?
+                } else {
+                    0
+                };
+                Ok(ScoredMove {
+                    house: outcome.house,
+                    capture: outcome.capture,
+                    score: i32::from(outcome.capture) - future,
+                })
+            })
+            .collect()
     }
 
     /// A line of perfect play from `board` with `turns_left` turns left: at

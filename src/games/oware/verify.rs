@@ -30,7 +30,7 @@ use super::book::{OwareBook, ProbeError};
 use super::generate::build_cache;
 use super::index::BoardIndex;
 use super::movegen::MoveGen;
-use super::rules::{legal_moves, no_move_score};
+use super::rules::no_move_score;
 use super::Board;
 use crate::engine::{zeroed_layer, LANES};
 use crate::kernels::{Kernel, LAYER_PADDING};
@@ -205,10 +205,10 @@ impl std::error::Error for SampleError {}
 const SAMPLE_BATCH: u64 = 1 << 14;
 
 /// Checks `samples` values of `book` drawn at random, each against its
-/// board's moves: the value with `t` turns left must be the best over the
-/// legal moves (as [`legal_moves`] plays them) of the capture less the
-/// book's value of the child with `t - 1` left, or the mover's own seeds
-/// without a move. The values are drawn uniformly from the boards of the
+/// board's moves: the value with `t` turns left must be the best of
+/// [`OwareBook::scored_moves`] (the rules' own move code, each move's
+/// capture less the book's value of its child with `t - 1` left), or the
+/// mover's own seeds without a move. The values are drawn uniformly from the boards of the
 /// levels of `min_seeds` seeds and more and the turns [`verify`] checks
 /// for each (1 up to the layer after the last change of the level and
 /// those below it), by a generator seeded with `seed`: the same arguments
@@ -237,40 +237,34 @@ pub fn verify_sample(
     );
     let index = BoardIndex::new(book.max_seeds());
     let starts = index.level_starts();
-    // Per level drawn from: its first board, its boards, its turns checked,
-    // and the pairs (board, turn) of the levels before it.
+    // The levels drawn from, and the pairs (board, turns left) of them all.
     let mut levels = Vec::new();
     let (mut settled, mut pairs) = (0, 0u64);
     for level in book.levels() {
         settled = settled.max(level.last_change);
         let turns = u64::from((settled + 1).min(book.turn_limit()));
         if level.seeds >= min_seeds {
-            levels.push((starts[level.seeds as usize], level.states, turns, pairs));
+            levels.push(Drawn {
+                first: starts[level.seeds as usize],
+                turns,
+                pairs_before: pairs,
+            });
             pairs += level.states * turns;
         }
     }
     let check = |i: u64| -> Result<(), SampleError> {
         let drawn = split_mix(seed ^ split_mix(i)) % pairs;
-        let at = levels.partition_point(|level| level.3 <= drawn) - 1;
-        let (start, _, turns, before) = levels[at];
-        let offset = drawn - before;
-        let board = index.board(start + (offset / turns) as usize);
-        let turns_left = (offset % turns) as u32 + 1;
-        let stored = book
-            .value(&board, turns_left)
-            .map_err(SampleError::Unreadable)?;
-        let mut best = None;
-        for outcome in legal_moves(&board) {
-            let future = if turns_left > 1 {
-                book.value(&outcome.child(), turns_left - 1)
-                    .map_err(SampleError::Unreadable)?
-            } else {
-                0
-            };
-            let score = i32::from(outcome.capture) - future;
-            best = best.max(Some(score));
-        }
-        let recomputed = best.unwrap_or(no_move_score(&board) as i32);
+        let level = &levels[levels.partition_point(|l| l.pairs_before <= drawn) - 1];
+        let offset = drawn - level.pairs_before;
+        let board = index.board(level.first + (offset / level.turns) as usize);
+        let turns_left = (offset % level.turns) as u32 + 1;
+        let unreadable = SampleError::Unreadable;
+        let stored = book.value(&board, turns_left).map_err(unreadable)?;
+        let moves = book.scored_moves(&board, turns_left).map_err(unreadable)?;
+        let recomputed = match moves.iter().map(|m| m.score).max() {
+            Some(best) => best,
+            None => no_move_score(&board) as i32,
+        };
         if recomputed == stored {
             return Ok(());
         }
@@ -297,6 +291,16 @@ pub fn verify_sample(
         observer(done);
     }
     Ok(done)
+}
+
+/// A level [`verify_sample`] draws from.
+struct Drawn {
+    /// Its first board's index among the book's.
+    first: usize,
+    /// Turns left drawn from, 1 to this.
+    turns: u64,
+    /// Pairs (board, turns left) of the levels drawn from before it.
+    pairs_before: u64,
 }
 
 /// SplitMix64's output function: a well-mixed 64-bit value of `x`.
