@@ -968,12 +968,25 @@ fn dry_run_estimates_and_writes_nothing() {
 }
 
 /// The dry run's book size is that of the book the run then writes, within
-/// 1%: at 200 turns (the `changes` encoding: up to 20 seeds, the levels'
+/// 1%: at 200 turns (the `changes` encoding: up to 25 seeds, the levels'
 /// measured sizes summed) and beyond 255, where a book stores every layer.
 #[test]
 fn dry_runs_size_the_book() {
     for limit in ["300", "200"] {
         dry_run_sizes_the_book(limit);
+    }
+    // Books too large to write in a test: the sizes the 24- and 25-seed
+    // books were measured at (30,218,460,050 and 47,174,478,312 bytes).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.book");
+    for (seeds, size) in [("24", "30.2 GB"), ("25", "47.2 GB")] {
+        let dry = endbook(&generate_args(seeds, &path, &["--dry-run"]));
+        let stdout = text(&dry.stdout);
+        let line = stdout.lines().find(|l| l.starts_with("book")).unwrap();
+        assert!(
+            line.starts_with(&format!("book          about {size} (")),
+            "{line}"
+        );
     }
 }
 

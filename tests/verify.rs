@@ -96,6 +96,21 @@ fn altered_bytes(
     rebuilt(&params, &sections)
 }
 
+/// [`verify_sample`] of `book` on `threads` threads.
+fn sample_on(
+    threads: usize,
+    book: &OwareBook,
+    samples: u64,
+    min_seeds: u32,
+    seed: u64,
+) -> Result<u64, SampleError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| verify_sample(book, samples, min_seeds, seed, |_| {}))
+}
+
 /// The book of `bytes` with every board of level `level` stripped of its
 /// last change, the level's last change and every checksum made to match.
 fn last_changes_dropped(bytes: &[u8], level: usize) -> Vec<u8> {
@@ -249,13 +264,7 @@ fn a_widely_altered_level_is_found_by_sample() {
     let book = OwareBook::from_bytes(bytes.clone()).unwrap();
     let level = 7;
     let wrong = OwareBook::from_bytes(last_changes_dropped(&bytes, level)).unwrap();
-    let draw = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| verify_sample(&wrong, 5_000, 7, 11, |_| {}))
-    };
+    let draw = |threads| sample_on(threads, &wrong, 5_000, 7, 11);
     let Err(SampleError::Mismatch(mismatch)) = draw(1) else {
         panic!("a level of wrong values passed a sample of 5,000");
     };
@@ -291,7 +300,7 @@ fn the_command_line_verifies_by_sample() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains(
-            "each of 2,000 values drawn from levels 0-6 (seed 1) follows from its board's moves"
+            "the values of 2,000 draws from levels 0-6 (draw seed 1) each follow from their board's moves"
         ) && text(&out.stdout).contains("a sample, not a proof"),
         "{}",
         text(&out.stdout)
@@ -316,9 +325,36 @@ fn the_command_line_verifies_by_sample() {
         "{}",
         text(&out.stderr)
     );
+    // A malformed record (the first of level 2 said to run for 127 bytes,
+    // the checksums made to match): the frame opens for lookups, and the
+    // lookups that read it say the book is corrupt (exit 2, not a value).
+    let tiny = OwareBook::to_bytes_with(
+        &generate(GenerateOptions::new(2), |_| {}),
+        Encoding::Changes,
+    );
+    let (params, mut sections) = sections_of(tiny);
+    let records = compact::table_len(78);
+    sections[2].1[records] = 0x7f;
+    let corrupt = dir.path().join("corrupt.book");
+    std::fs::write(&corrupt, rebuilt(&params, &sections)).unwrap();
+    let out = endbook(&[
+        "oware",
+        "verify",
+        "--book",
+        corrupt.to_str().unwrap(),
+        "--sample",
+        "20000",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is corrupt: level 2: "),
+        "{}",
+        text(&out.stderr)
+    );
     for refused in [
         &["--min-seeds", "3"][..],
-        &["--seed", "3"],
+        &["--draw-seed", "3"],
+        &["--sample", "10", "--seed", "3"],
         &["--sample", "10", "--memory-limit", "1G"],
         &["--sample", "10", "--min-seeds", "7"],
         &["--sample", "0"],
@@ -329,6 +365,70 @@ fn the_command_line_verifies_by_sample() {
             Some(2),
             "{refused:?}: {}",
             text(&out.stderr)
+        );
+    }
+}
+
+/// One value of a small book made higher, or lower, than its moves give (the
+/// checksums made to match) is found by a sample that covers the book's
+/// pairs many times over, in either direction, the same first wrong value
+/// on 1, 3 and 8 threads.
+#[test]
+fn a_single_value_too_high_or_too_low_is_found_by_a_large_sample() {
+    let generated = generate(GenerateOptions::new(4), |_| {});
+    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let book = OwareBook::from_bytes(bytes.clone()).unwrap();
+    let (level, last_change) = (4, book.levels()[4].last_change);
+    let boards = board_changes(&book, level);
+    for step in [1i8, -1] {
+        // The first board whose first change can move by `step` and stay a
+        // change, within the level's bound.
+        let (board, moved) = (0..boards.len())
+            .find_map(|b| {
+                let list = &boards[b];
+                let moved = list.first()?.1 + step;
+                let next = list.get(1).map_or(i8::MAX, |c| c.1);
+                (moved != 0 && moved.abs() <= 4 && moved != next).then_some((b, moved))
+            })
+            .expect("a board to alter");
+        let mut changed = boards.clone();
+        changed[board][0].1 = moved;
+        let wrong = altered(&bytes, level, &changed, last_change);
+        let draw = |threads| sample_on(threads, &wrong, 300_000, 0, 9);
+        let Err(SampleError::Mismatch(mismatch)) = draw(1) else {
+            panic!("a value off by {step} passed a sample of 300,000");
+        };
+        assert_ne!(mismatch.stored, mismatch.recomputed);
+        assert_eq!(
+            wrong.value(&mismatch.board, mismatch.turns_left).unwrap(),
+            i32::from(mismatch.stored)
+        );
+        for threads in [3, 8] {
+            let Err(SampleError::Mismatch(again)) = draw(threads) else {
+                panic!("another draw on {threads} threads");
+            };
+            assert_eq!(again, mismatch, "off by {step}, {threads} threads");
+        }
+    }
+    assert!(verify_sample(&book, 300_000, 0, 9, |_| {}).is_ok());
+}
+
+/// `scored_moves` refuses what `value` refuses: a board past the book's
+/// seeds, turns left outside 1 to the limit.
+#[test]
+fn scored_moves_refuses_what_a_lookup_refuses() {
+    let book = OwareBook::from_generated(&generate(GenerateOptions::new(4), |_| {}));
+    let board: endbook::games::oware::Board = "0 0 0 0 0 1 1 1 0 0 0 0".parse().unwrap();
+    let moves = book.scored_moves(&board, 200).unwrap();
+    assert_eq!(
+        moves.iter().map(|m| m.score).max(),
+        Some(book.value(&board, 200).unwrap())
+    );
+    let heavy: endbook::games::oware::Board = "0 0 0 0 0 5 0 0 0 0 0 0".parse().unwrap();
+    for (board, turns) in [(heavy, 10), (board, 0), (board, 201)] {
+        assert_eq!(
+            book.scored_moves(&board, turns).unwrap_err().to_string(),
+            book.value(&board, turns).unwrap_err().to_string()
         );
     }
 }

@@ -17,7 +17,7 @@
 //! wraps    = u32 LE per multiple m * 2^32 (m >= 1) of bytes the records
 //!            reach: the index of the first entry of `offsets` whose offset
 //!            is at least that (ascending; none where the records take
-//!            less than 4 GiB, as in every level up to 22 seeds)
+//!            less than 4 GiB, as in every Oware level up to 21 seeds)
 //! ```
 //!
 //! An offset is its entry plus 2^32 for each of `wraps` at or below the
@@ -1148,7 +1148,12 @@ impl<'a> Level<'a> {
     /// A level already validated by [`Level::parse`] (from the same bytes and
     /// codec): no checks repeated. Malformed bytes could only make lookups panic.
     pub fn trusted(section: &'a [u8], codec: Codec, boards: usize) -> Level<'a> {
-        Self::framed(section, codec, boards, OFFSET_SPAN).expect("validated on open")
+        Self::trusted_in(section, codec, boards, OFFSET_SPAN)
+    }
+
+    /// [`Level::trusted`] of offsets stored modulo `span`.
+    fn trusted_in(section: &'a [u8], codec: Codec, boards: usize, span: u64) -> Level<'a> {
+        Self::framed(section, codec, boards, span).expect("validated on open")
     }
 }
 
@@ -1236,6 +1241,10 @@ mod tests {
                 .map(|b| entry(&plain, b + 1) - entry(&plain, b))
                 .max()
                 .unwrap();
+            // A first offset other than 0 is refused with the frame alone.
+            let mut shifted = plain.clone();
+            shifted[0] = 1;
+            assert!(Level::structure(&shifted, codec, boards).is_err());
             let spans = [
                 widest + 1,
                 2 * widest,
@@ -1267,6 +1276,18 @@ mod tests {
                     level.check_block(block, 200, 63).expect(&what);
                 }
                 assert_eq!(level.layers(200), layers, "{what}");
+                // As every reader after the opening sees it.
+                let trusted = Level::trusted_in(&wrapped, codec, boards, span);
+                assert_eq!(trusted.layers(200), layers, "{what}");
+                // Records cut short by a byte, or followed by one, leave no
+                // count of wraps that fits.
+                for bad in [
+                    &wrapped[..wrapped.len() - 1],
+                    &[&wrapped[..], &[0]].concat(),
+                ] {
+                    let opened = Level::structure_in(bad, codec, boards, span);
+                    assert!(opened.is_err(), "{what}, {} bytes", bad.len());
+                }
                 if wraps == 0 {
                     continue;
                 }
@@ -1293,6 +1314,18 @@ mod tests {
                     bad[at..at + 4].copy_from_slice(&wrap.to_le_bytes());
                     let opened = Level::structure_in(&bad, codec, boards, span);
                     assert!(opened.is_err(), "{what}, first wrap moved by {moved}");
+                }
+                // A first wrap at entry 0, or a wrap repeated, is refused.
+                let at = table + records;
+                let mut bad = wrapped.clone();
+                bad[at..at + 4].fill(0);
+                let opened = Level::structure_in(&bad, codec, boards, span);
+                assert!(opened.is_err(), "{what}, a wrap at entry 0");
+                if wraps >= 2 {
+                    let mut bad = wrapped.clone();
+                    bad.copy_within(at..at + 4, at + 4);
+                    let opened = Level::structure_in(&bad, codec, boards, span);
+                    assert!(opened.is_err(), "{what}, a wrap repeated");
                 }
             }
         }

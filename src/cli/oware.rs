@@ -63,9 +63,11 @@ pub enum Command {
     /// cannot start (too little memory, say).
     ///
     /// With --sample N it checks N values drawn at random instead, each
-    /// against its board's moves through the book's lookups: seconds for
-    /// any book, where the whole proof takes about 3.4 times the book's
-    /// size in memory and half an hour at 20 seeds on two cores.
+    /// against its board's moves through the book's lookups: seconds of
+    /// checking in the memory of the book's mapping (opening still reads the
+    /// whole file for its checksums), where the whole proof takes about 3.4
+    /// times the book's size in memory and half an hour at 20 seeds on two
+    /// cores.
     Verify(VerifyArgs),
     /// Per seed level: boards, last change, value changes, and how the values
     /// are distributed once converged (or at the turn limit).
@@ -228,11 +230,14 @@ pub struct VerifyArgs {
     /// The book to verify.
     #[arg(long, value_name = "FILE")]
     book: PathBuf,
-    /// Check N values drawn at random instead of every value: each against
-    /// its board's moves (the rules module's own move code) through the
-    /// book's values with one turn less. Seconds, in the memory of the
-    /// book's mapping, for books too large to prove whole; a sample, not a
-    /// proof (a value wrong in few boards is found only if drawn)
+    /// Check N values drawn at random (with repeats) instead of every
+    /// value: each against its board's moves (the rules module's own move
+    /// code) through the book's values with one turn less. Seconds of
+    /// checking, in the memory of the book's mapping, for books too large
+    /// to prove whole (opening still reads the whole file for its
+    /// checksums); a sample, not a proof (a value wrong in few boards is
+    /// found only if drawn). It takes no memory check: not with
+    /// --memory-limit or --ignore-memory-check
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
         conflicts_with_all = ["ignore_memory_check", "memory_limit"])]
     sample: Option<u64>,
@@ -240,10 +245,10 @@ pub struct VerifyArgs {
     /// [default: 0, every level]
     #[arg(long, value_name = "K", requires = "sample")]
     min_seeds: Option<u32>,
-    /// With --sample: the random generator's seed; the same seed draws the
-    /// same values [default: 1]
+    /// With --sample: the seed of the random draws (a number, not seeds on
+    /// a board); the same one draws the same values [default: 1]
     #[arg(long, value_name = "S", requires = "sample")]
-    seed: Option<u64>,
+    draw_seed: Option<u64>,
     #[command(flatten)]
     resources: Resources,
 }
@@ -402,7 +407,7 @@ const LAST_CHANGE: [u32; 16] = [
 /// The bytes each level takes in a book of 200 turns (the `changes`
 /// encoding), levels 0-25: the "stored bytes" of `endbook oware info` on the
 /// 20-seed book and, from 21 seeds, on the 25-seed book (levels 1-20 the
-/// same in both; levels from 23 seeds on include the 4 bytes of each wrap
+/// same in both; levels from 22 seeds on include the 4 bytes of each wrap
 /// of their offsets). The encoding is deterministic, so a book of up to 25
 /// seeds is these summed (and its header); beyond, the fit below.
 const LEVEL_BYTES: [u64; 26] = [
@@ -1314,7 +1319,9 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
 /// `verify --sample N`: values drawn at random, checked against their moves.
 fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
     let threads = configure_threads(args.resources.threads)?;
+    let started = Instant::now();
     let book = OwareBook::open_for_lookups(&args.book).map_err(unreadable_book)?;
+    let opening = started.elapsed();
     let max = book.max_seeds();
     let min_seeds = args.min_seeds.unwrap_or(0);
     if min_seeds > max {
@@ -1323,18 +1330,17 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
             args.book.display()
         )));
     }
-    let seed = args.seed.unwrap_or(1);
+    let seed = args.draw_seed.unwrap_or(1);
     let levels = if min_seeds == max {
         format!("level {max}")
     } else {
         format!("levels {min_seeds}-{max}")
     };
     eprintln!(
-        "verifying {} by sample: {} values drawn from {levels} (seed {seed}), {threads} threads",
+        "verifying {} by sample: {} draws from {levels} (draw seed {seed}), {threads} threads",
         args.book.display(),
         grouped(samples)
     );
-    let started = Instant::now();
     let mut progress = Progress::new();
     let checked = verify_sample(&book, samples, min_seeds, seed, |done| {
         if started.elapsed() < Duration::from_secs(1) {
@@ -1342,7 +1348,7 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
         }
         progress.update(|| {
             format!(
-                "verify: {} of {} values drawn checked",
+                "verify: {} of {} draws checked",
                 grouped(done),
                 grouped(samples)
             )
@@ -1357,10 +1363,11 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
         SampleError::Unreadable(e) => CliError::Input(e.to_string()),
     })?;
     println!(
-        "sampled {}: each of {} values drawn from {levels} (seed {seed}) follows from its board's moves ({:.2} s); a sample, not a proof (verify without --sample checks every value)",
+        "sampled {}: the values of {} draws from {levels} (draw seed {seed}) each follow from their board's moves, in {:.2} s ({:.2} s of it opening the book); a sample, not a proof (verify without --sample checks every value)",
         args.book.display(),
         grouped(checked),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        opening.as_secs_f64()
     );
     Ok(())
 }

@@ -236,22 +236,9 @@ pub fn verify_sample(
         book.max_seeds()
     );
     let index = BoardIndex::new(book.max_seeds());
-    let starts = index.level_starts();
-    // The levels drawn from, and the pairs (board, turns left) of them all.
-    let mut levels = Vec::new();
-    let (mut settled, mut pairs) = (0, 0u64);
-    for level in book.levels() {
-        settled = settled.max(level.last_change);
-        let turns = u64::from((settled + 1).min(book.turn_limit()));
-        if level.seeds >= min_seeds {
-            levels.push(Drawn {
-                first: starts[level.seeds as usize],
-                turns,
-                pairs_before: pairs,
-            });
-            pairs += level.states * turns;
-        }
-    }
+    let levels = drawn_levels(book, &index, min_seeds);
+    let last = levels.last().expect("a level drawn from");
+    let pairs = last.pairs_before + last.boards * last.turns;
     let check = |i: u64| -> Result<(), SampleError> {
         let drawn = split_mix(seed ^ split_mix(i)) % pairs;
         let level = &levels[levels.partition_point(|l| l.pairs_before <= drawn) - 1];
@@ -294,13 +281,38 @@ pub fn verify_sample(
 }
 
 /// A level [`verify_sample`] draws from.
+#[derive(Debug)]
 struct Drawn {
-    /// Its first board's index among the book's.
+    /// Its first board's index among the book's, and its boards.
     first: usize,
+    boards: u64,
     /// Turns left drawn from, 1 to this.
     turns: u64,
     /// Pairs (board, turns left) of the levels drawn from before it.
     pairs_before: u64,
+}
+
+/// The levels of `book` of `min_seeds` seeds and more, each with the turns
+/// [`verify`] checks of it: up to the layer after the last change of it and
+/// of the levels below (or the turn limit).
+fn drawn_levels(book: &OwareBook, index: &BoardIndex, min_seeds: u32) -> Vec<Drawn> {
+    let starts = index.level_starts();
+    let mut levels = Vec::new();
+    let (mut settled, mut pairs) = (0, 0u64);
+    for level in book.levels() {
+        settled = settled.max(level.last_change);
+        let turns = u64::from((settled + 1).min(book.turn_limit()));
+        if level.seeds >= min_seeds {
+            levels.push(Drawn {
+                first: starts[level.seeds as usize],
+                boards: level.states,
+                turns,
+                pairs_before: pairs,
+            });
+            pairs += level.states * turns;
+        }
+    }
+    levels
 }
 
 /// SplitMix64's output function: a well-mixed 64-bit value of `x`.
@@ -309,4 +321,46 @@ fn split_mix(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::oware::{generate, GenerateOptions};
+
+    /// Each level is drawn from up to the layer after its last change and
+    /// those of the levels below (at 10 seeds, level 10 settles at turn 119
+    /// but level 9 at 145), or the turn limit; the pairs before a level are
+    /// those of the levels drawn from below it.
+    #[test]
+    fn levels_are_drawn_from_the_turns_verify_checks() {
+        for (turn_limit, min_seeds) in [(200, 0), (200, 9), (30, 0)] {
+            let options = GenerateOptions {
+                turn_limit,
+                ..GenerateOptions::new(10)
+            };
+            let book = OwareBook::from_generated(&generate(options, |_| {}));
+            let index = BoardIndex::new(10);
+            let levels = drawn_levels(&book, &index, min_seeds);
+            let last_changes = [1, 2, 10, 29, 39, 67, 84, 92, 99, 145, 119];
+            let turns: Vec<u64> = levels.iter().map(|l| l.turns).collect();
+            let expected: Vec<u64> = (min_seeds as usize..=10)
+                .map(|seeds| {
+                    let settled = last_changes[..=seeds].iter().max().unwrap();
+                    u64::from((settled + 1).min(turn_limit))
+                })
+                .collect();
+            assert_eq!(
+                turns, expected,
+                "{turn_limit} turns, from {min_seeds} seeds"
+            );
+            let mut pairs = 0;
+            for (level, seeds) in levels.iter().zip(min_seeds as usize..) {
+                assert_eq!(level.first, index.level_starts()[seeds]);
+                assert_eq!(level.boards, BoardIndex::level_size(seeds as u32) as u64);
+                assert_eq!(level.pairs_before, pairs);
+                pairs += level.boards * level.turns;
+            }
+        }
+    }
 }
