@@ -26,7 +26,7 @@
 //! takes seconds and a mapped book, where [`verify`] takes about 3.4 times
 //! the book's size in memory (at 20 seeds) and half an hour on two cores.
 
-use super::book::{OwareBook, ProbeError};
+use super::book::{LevelInfo, OwareBook, ProbeError};
 use super::generate::build_cache;
 use super::index::BoardIndex;
 use super::movegen::MoveGen;
@@ -68,6 +68,17 @@ impl fmt::Display for Mismatch {
 }
 
 impl std::error::Error for Mismatch {}
+
+/// Each level of `book` with the last layer [`verify`] checks of it: the
+/// layer after the last change of the level and those below (no later than
+/// the turn limit).
+fn last_turns(book: &OwareBook) -> impl Iterator<Item = (&LevelInfo, u32)> + '_ {
+    let mut settled = 0;
+    book.levels().iter().map(move |level| {
+        settled = settled.max(level.last_change);
+        (level, (settled + 1).min(book.turn_limit()))
+    })
+}
 
 /// What [`verify`] checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,8 +126,7 @@ pub fn verify(
         boards: index.states() as u64,
         values: 0,
     };
-    let mut settled = 0;
-    for level in book.levels() {
+    for (level, last_turn) in last_turns(book) {
         let seeds = level.seeds;
         let (start, end) = (starts[seeds as usize], starts[seeds as usize + 1]);
         // The boards up to this level alone: the children of this level's.
@@ -127,9 +137,6 @@ pub fn verify(
         // The book's layers `turn - 1` and `turn` of the boards up to this level.
         let (mut before, mut stored) = (zeroed_layer(buffer), zeroed_layer(buffer));
         let mut recomputed = vec![0i8; cache.blocks() * LANES - first];
-        // The layer after the last change of this level and those below.
-        settled = settled.max(level.last_change);
-        let last_turn = (settled + 1).min(book.turn_limit());
         for turn in 1..=last_turn {
             if let Some(changes) = solution.changes.get(turn as usize - 1) {
                 changes.write_to(&mut stored[..end], 0);
@@ -298,10 +305,9 @@ struct Drawn {
 fn drawn_levels(book: &OwareBook, index: &BoardIndex, min_seeds: u32) -> Vec<Drawn> {
     let starts = index.level_starts();
     let mut levels = Vec::new();
-    let (mut settled, mut pairs) = (0, 0u64);
-    for level in book.levels() {
-        settled = settled.max(level.last_change);
-        let turns = u64::from((settled + 1).min(book.turn_limit()));
+    let mut pairs = 0u64;
+    for (level, last_turn) in last_turns(book) {
+        let turns = u64::from(last_turn);
         if level.seeds >= min_seeds {
             levels.push(Drawn {
                 first: starts[level.seeds as usize],
