@@ -210,18 +210,18 @@ fn encode_with(streaming: Streaming, changes: impl Fn(usize) -> Vec<(u32, i8)> +
 
 /// A level's section (block table, records, wraps) from `chunk`, encoded
 /// by `streaming` as [`encode_streaming`] does, joined.
-fn encode_whole<C, T>(mut streaming: Streaming, chunk: C) -> Vec<u8>
+fn encode_whole<C, T>(streaming: Streaming, chunk: C) -> Vec<u8>
 where
     C: Fn(Range<usize>) -> T + Sync,
     T: TurnOrder,
 {
     let buffers = Buffers::default();
     let mut records = Vec::new();
-    while streaming.next_wave(&chunk, &buffers, |part| {
+    let table = encode_streaming(streaming, chunk, &buffers, |part| {
         records.extend_from_slice(&part);
         buffers.give_back(part);
-    }) {}
-    [streaming.table(), records].concat()
+    });
+    [table, records].concat()
 }
 
 /// Level `level` of a solved game, as a section's bytes (block table,
@@ -327,8 +327,9 @@ impl Buffers {
     }
 }
 
-/// Encodes a level of `boards` boards: `chunk(range)` gives the changes of
-/// the boards of `range` (starting at a block boundary) in turn order.
+/// Encodes a level by `streaming` (from [`Streaming::new`], before its
+/// first wave): `chunk(range)` gives the changes of the boards of `range`
+/// (starting at a block boundary) in turn order.
 /// Chunks are encoded in parallel, a wave of a few per worker thread at a
 /// time; each chunk's records go to `records` in order as soon as its wave
 /// is done, so they can be written while the next are encoded (at 20
@@ -338,8 +339,7 @@ impl Buffers {
 /// ([`table_len`] bytes), which goes before them in the section.
 /// ([`Streaming`] does the same a wave at a call.)
 pub fn encode_streaming<C, T>(
-    codec: Codec,
-    boards: usize,
+    mut streaming: Streaming,
     chunk: C,
     buffers: &Buffers,
     mut records: impl FnMut(Vec<u8>),
@@ -348,7 +348,6 @@ where
     C: Fn(Range<usize>) -> T + Sync,
     T: TurnOrder,
 {
-    let mut streaming = Streaming::new(codec, boards);
     while streaming.next_wave(&chunk, buffers, &mut records) {}
     streaming.table()
 }
