@@ -63,6 +63,14 @@ fn generated_books_verify() {
     }
 }
 
+/// The bytes of the `seeds`-seed book in the `changes` encoding.
+fn compact_book(seeds: u32) -> Vec<u8> {
+    OwareBook::to_bytes_with(
+        &generate(GenerateOptions::new(seeds), |_| {}),
+        Encoding::Changes,
+    )
+}
+
 /// Level `level` of `book`, board by board: each board's changes (turn, value).
 fn board_changes(book: &OwareBook, level: usize) -> Vec<Vec<(u32, i8)>> {
     let starts = BoardIndex::new(book.max_seeds()).level_starts().to_vec();
@@ -128,8 +136,7 @@ fn last_changes_dropped(bytes: &[u8], level: usize) -> Vec<u8> {
 /// with the value the book answers for it.
 #[test]
 fn altered_values_are_found() {
-    let generated = generate(GenerateOptions::new(7), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(7);
     let book = OwareBook::from_bytes(bytes.clone()).unwrap();
     let level = 5;
     let last_change = book.levels()[level].last_change;
@@ -186,8 +193,7 @@ fn altered_values_are_found() {
 /// the layer after the claimed last change finds it.
 #[test]
 fn a_level_said_to_converge_too_early_is_found() {
-    let generated = generate(GenerateOptions::new(7), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(7);
     let book = OwareBook::from_bytes(bytes.clone()).unwrap();
     let level = 7;
     let last_change = book.levels()[level].last_change;
@@ -215,8 +221,7 @@ fn a_level_said_to_converge_too_early_is_found() {
 fn the_command_line_verifies_and_names_the_first_wrong_value() {
     use common::{endbook, text};
     let dir = tempfile::tempdir().unwrap();
-    let generated = generate(GenerateOptions::new(6), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(6);
     let sound = dir.path().join("sound.book");
     std::fs::write(&sound, &bytes).unwrap();
     let out = endbook(&["oware", "verify", "--book", sound.to_str().unwrap()]);
@@ -259,8 +264,7 @@ fn the_command_line_verifies_and_names_the_first_wrong_value() {
 /// names what the book holds for it.
 #[test]
 fn a_widely_altered_level_is_found_by_sample() {
-    let generated = generate(GenerateOptions::new(7), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(7);
     let book = OwareBook::from_bytes(bytes.clone()).unwrap();
     let level = 7;
     let wrong = OwareBook::from_bytes(last_changes_dropped(&bytes, level)).unwrap();
@@ -291,8 +295,7 @@ fn a_widely_altered_level_is_found_by_sample() {
 fn the_command_line_verifies_by_sample() {
     use common::{endbook, text};
     let dir = tempfile::tempdir().unwrap();
-    let generated = generate(GenerateOptions::new(6), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(6);
     let sound = dir.path().join("sound.book");
     std::fs::write(&sound, &bytes).unwrap();
     let sound = sound.to_str().unwrap();
@@ -328,10 +331,7 @@ fn the_command_line_verifies_by_sample() {
     // A malformed record (the first of level 2 said to run for 127 bytes,
     // the checksums made to match): the frame opens for lookups, and the
     // lookups that read it say the book is corrupt (exit 2, not a value).
-    let tiny = OwareBook::to_bytes_with(
-        &generate(GenerateOptions::new(2), |_| {}),
-        Encoding::Changes,
-    );
+    let tiny = compact_book(2);
     let (params, mut sections) = sections_of(tiny);
     let records = compact::table_len(78);
     sections[2].1[records] = 0x7f;
@@ -375,8 +375,7 @@ fn the_command_line_verifies_by_sample() {
 /// on 1, 3 and 8 threads.
 #[test]
 fn a_single_value_too_high_or_too_low_is_found_by_a_large_sample() {
-    let generated = generate(GenerateOptions::new(4), |_| {});
-    let bytes = OwareBook::to_bytes_with(&generated, Encoding::Changes);
+    let bytes = compact_book(4);
     let book = OwareBook::from_bytes(bytes.clone()).unwrap();
     let (level, last_change) = (4, book.levels()[4].last_change);
     let boards = board_changes(&book, level);
