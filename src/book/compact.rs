@@ -808,6 +808,46 @@ impl<'a> Level<'a> {
         Self::structure_in(section, codec, boards, OFFSET_SPAN)
     }
 
+    /// [`Level::structure`] of a section whose bytes are checked (by their
+    /// checksums) only as they are read: `ensure` is given each range of
+    /// `section` that the check reads, before it reads it (the last entry
+    /// of the block table, which frames the records, and the first; the
+    /// wraps after the records; the entries on each side of a wrap), and
+    /// its error stops the check.
+    pub fn structure_ensured(
+        section: &'a [u8],
+        codec: Codec,
+        boards: usize,
+        ensure: impl FnMut(Range<usize>) -> Result<(), Malformed>,
+    ) -> Result<Level<'a>, Malformed> {
+        Self::structure_ensured_in(section, codec, boards, OFFSET_SPAN, ensure)
+    }
+
+    /// [`Level::structure_ensured`] of offsets stored modulo `span`.
+    fn structure_ensured_in(
+        section: &'a [u8],
+        codec: Codec,
+        boards: usize,
+        span: u64,
+        mut ensure: impl FnMut(Range<usize>) -> Result<(), Malformed>,
+    ) -> Result<Level<'a>, Malformed> {
+        let index_len = table_len(boards);
+        if section.len() >= index_len {
+            ensure(index_len - 4..index_len)?;
+            ensure(0..4)?;
+            if let Some(level) = Self::framed(section, codec, boards, span) {
+                ensure(section.len() - level.wraps.len()..section.len())?;
+                for wrap in level.wraps.chunks_exact(4) {
+                    let wrap = u32::from_le_bytes(wrap.try_into().unwrap()) as usize;
+                    if (1..=boards.div_ceil(BLOCK)).contains(&wrap) {
+                        ensure(4 * (wrap - 1)..4 * (wrap + 1))?;
+                    }
+                }
+            }
+        }
+        Self::structure_in(section, codec, boards, span)
+    }
+
     /// [`Level::structure`] of offsets stored modulo `span`.
     fn structure_in(
         section: &'a [u8],
@@ -931,6 +971,32 @@ impl<'a> Level<'a> {
         assert!(rank < self.boards);
         self.check_block(rank / BLOCK, last_change, bound)?;
         Ok(self.value(rank, turns_left))
+    }
+
+    /// [`Level::checked_value`] in a level framed by
+    /// [`Level::structure_ensured`] (its frame checked then): `ensure` is
+    /// first given the bytes of the section that the lookup reads (the
+    /// block's two entries in the table, then its records).
+    ///
+    /// A block's records end where the next block's begin in any level its
+    /// writer made, so a file whose checksums pass is read only where
+    /// `ensure` was asked to check it; one altered and checksummed again may
+    /// be read further, within the section (as any lookup's reads stay).
+    pub fn checked_value_ensured(
+        &self,
+        rank: usize,
+        turns_left: u32,
+        last_change: u32,
+        bound: i8,
+        mut ensure: impl FnMut(Range<usize>) -> Result<(), Malformed>,
+    ) -> Result<i8, Malformed> {
+        assert!(rank < self.boards);
+        let block = rank / BLOCK;
+        ensure(4 * block..4 * block + 8)?;
+        let records = self.offsets.len();
+        let (start, end) = (self.offset(block), self.offset(block + 1));
+        ensure(records.saturating_add(start)..records.saturating_add(end))?;
+        self.checked_value(rank, turns_left, last_change, bound)
     }
 
     /// Entry `block` of the block table: the block's offset modulo the span.
@@ -1218,6 +1284,72 @@ mod tests {
         u64::from(u32::from_le_bytes(
             section[i * 4..i * 4 + 4].try_into().unwrap(),
         ))
+    }
+
+    /// A level checked as read ([`Level::structure_ensured`],
+    /// [`Level::checked_value_ensured`]) asks for every byte it reads: with
+    /// every other byte of the section changed, the frame passes and each
+    /// board's value reads the same, with and without wraps.
+    #[test]
+    fn ensured_ranges_cover_every_byte_read() {
+        let boards = 1003;
+        let lists = random_lists(0x0bad_cafe, boards);
+        for codec in [Codec::V1, Codec::V2] {
+            let plain = encode(codec, boards, |b| lists[b].clone());
+            let records = (plain.len() - table_len(boards)) as u64;
+            for span in [OFFSET_SPAN, records / 3, records / 2 + 1] {
+                let what = format!("{codec:?}, span {span}");
+                let streaming = Streaming::with_span(codec, boards, 64, span);
+                let section = encode_with(streaming, |b| lists[b].clone());
+                // Every byte outside the ranges asked for changed.
+                let scrambled = |asked: &[Range<usize>]| {
+                    let mut kept = vec![false; section.len()];
+                    for range in asked {
+                        kept[range.start..range.end.min(section.len())].fill(true);
+                    }
+                    let mut bytes = section.clone();
+                    for (byte, kept) in bytes.iter_mut().zip(kept) {
+                        if !kept {
+                            *byte ^= 0x5a;
+                        }
+                    }
+                    bytes
+                };
+                let mut frame = Vec::new();
+                let level = Level::structure_ensured_in(&section, codec, boards, span, |r| {
+                    frame.push(r);
+                    Ok(())
+                })
+                .expect(&what);
+                assert!(frame.len() > 2 || span == OFFSET_SPAN, "{what}: wraps read");
+                let bytes = scrambled(&frame);
+                Level::structure_in(&bytes, codec, boards, span).expect(&what);
+                for rank in 0..boards {
+                    let mut asked = frame.clone();
+                    let value = level
+                        .checked_value_ensured(rank, 150, 200, 63, |r| {
+                            asked.push(r);
+                            Ok(())
+                        })
+                        .expect(&what);
+                    let bytes = scrambled(&asked);
+                    let other = Level::structure_in(&bytes, codec, boards, span).expect(&what);
+                    assert_eq!(
+                        other.checked_value(rank, 150, 200, 63),
+                        Ok(value),
+                        "{what}, board {rank}"
+                    );
+                }
+                // A refusal from `ensure` stops the reading.
+                let refused = Level::structure_ensured_in(&section, codec, boards, span, |_| {
+                    Err(Malformed("no".into()))
+                });
+                assert!(refused.is_err(), "{what}");
+                let refused =
+                    level.checked_value_ensured(0, 1, 200, 63, |_| Err(Malformed("no".into())));
+                assert!(refused.is_err(), "{what}");
+            }
+        }
     }
 
     /// A level whose records reach past the offsets' span (2^32 in a book;

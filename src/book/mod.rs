@@ -1,25 +1,41 @@
 //! The book container: a versioned binary file of checksummed sections,
-//! memory-mapped and fully validated on open.
+//! memory-mapped and fully validated on open, or checked piece by piece as
+//! lookups read it.
 //!
 //! Every game's book is one container. Layout (all integers little-endian):
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `ENDBOOK\0` |
-//! | 8 | 4 | container format version ([`FORMAT_VERSION`]) |
+//! | 8 | 4 | container format version: 2 ([`FORMAT_VERSION`]) where a section is checked in chunks, else 1 |
 //! | 12 | 4 | game tag, four ASCII bytes (each game's in [`crate::games::GAMES`]: `OWAR` for Oware) |
 //! | 16 | 4 | `P`, number of game parameters (at most [`MAX_PARAMS`]) |
 //! | 20 | 4 | `S`, number of sections (at most [`MAX_SECTIONS`]) |
 //! | 24 | 8·P | game parameters, `u64` each |
-//! | … | 40·S | section table: offset `u64`, length `u64`, two game-defined `u64`s, CRC-32 of the section `u32`, zero `u32` |
+//! | … | 40·S | section table: offset `u64`, length `u64`, two game-defined `u64`s, CRC-32 `u32`, chunk shift `u32` (0 in version 1) |
 //! | … | 4 | CRC-32 of every header byte before it |
 //!
 //! Sections follow the header, each at a multiple of [`SECTION_ALIGN`], in
 //! table order, without overlap, with zero padding between; the file ends
 //! with the last section. Writers leave room before the first section for a
-//! table of [`TABLE_ROOM`] sections. Opening checks all of this and every
-//! checksum, so a truncated, corrupt or foreign file is an error before any
-//! value is read.
+//! table of [`TABLE_ROOM`] sections.
+//!
+//! A section's chunk shift says how its checksum is kept. Shift 0: the CRC-32
+//! is that of the section's bytes. Shift `k` (from [`MIN_CHUNK_SHIFT`] to
+//! [`MAX_CHUNK_SHIFT`]): the section's bytes are checked in chunks of `2^k`
+//! bytes (the last one shorter), whose CRC-32s (`u32` each) follow the
+//! section's last byte as its chunk table, and the CRC-32 in the section
+//! table is that of the chunk table. Writers keep sections of at least
+//! [`CHUNKED_FROM`] bytes in chunks of `2^`[`CHUNK_SHIFT`] bytes and smaller
+//! ones whole, so a book with no section that large is written in version 1,
+//! as before chunks.
+//!
+//! [`Container::open`] checks all of this and every checksum, so a
+//! truncated, corrupt or foreign file is an error before any value is read.
+//! [`Container::open_for_lookups`] checks the header, the padding and the
+//! chunk tables at once, and each chunk (or unchunked section) only when a
+//! reader first asks for bytes of it ([`Container::ensure`]): a lookup in a
+//! book of tens of gigabytes reads a few chunks of it, not the whole file.
 //!
 //! Files are written under a temporary name beside the target and renamed
 //! into place once complete, so a crash never leaves a partial book behind:
@@ -41,13 +57,25 @@ use rayon::prelude::*;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// First eight bytes of every book.
 pub const MAGIC: [u8; 8] = *b"ENDBOOK\0";
-/// Version of the container layout.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest version of the container layout, which this build writes
+/// where a section is checked in chunks (books without one are written in
+/// version 1; both are read).
+pub const FORMAT_VERSION: u32 = 2;
+/// Writers check sections of at least this many bytes in chunks.
+pub const CHUNKED_FROM: u64 = 16 << 20;
+/// Writers' chunks are `2^CHUNK_SHIFT` bytes (64 KiB): what a lookup's
+/// first read of a chunk checks.
+pub const CHUNK_SHIFT: u32 = 16;
+/// The smallest chunk shift a book may have.
+pub const MIN_CHUNK_SHIFT: u32 = 6;
+/// The largest chunk shift a book may have.
+pub const MAX_CHUNK_SHIFT: u32 = 40;
 /// Most game parameters a header may have.
 pub const MAX_PARAMS: u32 = 64;
 /// Most sections a header may have.
@@ -67,8 +95,78 @@ pub struct SectionInfo {
     pub len: u64,
     /// Two numbers whose meaning the game defines.
     pub meta: [u64; 2],
-    /// CRC-32 (IEEE) of the section's bytes.
+    /// CRC-32 (IEEE) of the section's bytes, or with chunks of its chunk
+    /// table.
     pub crc32: u32,
+    /// 0, or the section's bytes are checked in chunks of `2^chunk_shift`
+    /// bytes (see the [module docs](self)).
+    pub chunk_shift: u32,
+}
+
+impl SectionInfo {
+    /// The section's chunks (0 where it is checked whole).
+    pub fn chunks(&self) -> u64 {
+        match self.chunk_shift {
+            0 => 0,
+            shift => self.len.div_ceil(1 << shift),
+        }
+    }
+
+    /// The pieces its checksums check one by one: its chunks, or 1 where it
+    /// is checked whole.
+    fn pieces(&self) -> u64 {
+        match self.chunk_shift {
+            0 => 1,
+            _ => self.chunks(),
+        }
+    }
+
+    /// Bytes of its chunk table, after its last byte.
+    fn table_len(&self) -> u64 {
+        4 * self.chunks()
+    }
+
+    /// Where the section ends, its chunk table included.
+    fn end(&self) -> u64 {
+        self.offset + self.len + self.table_len()
+    }
+}
+
+/// How writers check sections: those of at least `from` bytes in chunks of
+/// `2^shift` bytes, smaller ones whole.
+#[derive(Clone, Copy, Debug)]
+struct Chunking {
+    shift: u32,
+    from: u64,
+}
+
+impl Chunking {
+    /// Books' chunking ([`CHUNK_SHIFT`], [`CHUNKED_FROM`]).
+    const BOOKS: Chunking = Chunking {
+        shift: CHUNK_SHIFT,
+        from: CHUNKED_FROM,
+    };
+
+    /// The chunk shift of a section of `len` bytes (0: checked whole).
+    fn shift_for(self, len: u64) -> u32 {
+        if len >= self.from {
+            self.shift
+        } else {
+            0
+        }
+    }
+}
+
+/// The chunk table of `bytes` in chunks of `2^shift` bytes, and its CRC-32.
+fn chunk_table(bytes: &[u8], shift: u32) -> (Vec<u8>, u32) {
+    let crcs: Vec<u32> = bytes
+        .par_chunks(1 << shift)
+        .with_min_len(16)
+        .map(crc32fast::hash)
+        .collect();
+    let table: Vec<u8> = crcs.iter().flat_map(|crc| crc.to_le_bytes()).collect();
+    let crc = crc32fast::hash(&table);
+    (table, crc)
 }
 
 /// Why a book could not be opened or written.
@@ -136,7 +234,7 @@ impl fmt::Display for BookError {
             }
             BookError::UnsupportedVersion { path, version } => write!(
                 f,
-                "{}: book format version {version} is not supported (this build reads version {FORMAT_VERSION})",
+                "{}: book format version {version} is not supported (this build reads versions 1 to {FORMAT_VERSION})",
                 path.display()
             ),
             BookError::WrongGame {
@@ -197,6 +295,24 @@ pub struct Container {
     game: [u8; 4],
     params: Vec<u64>,
     sections: Vec<SectionInfo>,
+    /// For a container opened for lookups, which pieces have passed their
+    /// checksums; `None` where every one did on opening.
+    unchecked: Option<Vec<Pieces>>,
+}
+
+/// The pieces of one section a lookup checks at once (its chunks, or the
+/// whole section where it has none), a bit each, set once it passed.
+struct Pieces {
+    passed: Vec<AtomicU64>,
+}
+
+/// How much of its sections' bytes [`Container::validate`] checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Every checksum.
+    All,
+    /// The chunk tables only: the rest as lookups ask ([`Container::ensure`]).
+    ChunkTables,
 }
 
 impl fmt::Debug for Container {
@@ -208,13 +324,27 @@ impl fmt::Debug for Container {
             .field("params", &self.params)
             .field("sections", &self.sections.len())
             .field("file_len", &self.file_len())
+            .field("checked_whole", &self.unchecked.is_none())
             .finish_non_exhaustive()
     }
 }
 
 impl Container {
-    /// Maps and validates the book at `path`, which must be of game `game`.
+    /// Maps and validates the book at `path`, which must be of game `game`:
+    /// its every byte, by its checksums.
     pub fn open(path: &Path, game: [u8; 4]) -> Result<Container, BookError> {
+        Self::open_checking(path, game, Check::All)
+    }
+
+    /// Maps the book at `path`, of game `game`, for a few lookups: checks its
+    /// header, padding and chunk tables, and each chunk (or section checked
+    /// whole) only when [`Container::ensure`] first asks for bytes of it.
+    /// A reader of such a container calls `ensure` before it reads bytes.
+    pub fn open_for_lookups(path: &Path, game: [u8; 4]) -> Result<Container, BookError> {
+        Self::open_checking(path, game, Check::ChunkTables)
+    }
+
+    fn open_checking(path: &Path, game: [u8; 4], check: Check) -> Result<Container, BookError> {
         let io_error = |source| BookError::Io {
             path: path.to_owned(),
             source,
@@ -233,15 +363,20 @@ impl Container {
             // after (only an `Appender`'s unfinished file grows in place).
             Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(io_error)?)
         };
-        Self::validate(path.to_owned(), bytes, game)
+        Self::validate(path.to_owned(), bytes, game, check)
     }
 
     /// Validates a book held in memory; `name` is used in error messages.
     pub fn from_bytes(name: &str, bytes: Vec<u8>, game: [u8; 4]) -> Result<Container, BookError> {
-        Self::validate(PathBuf::from(name), Bytes::Owned(bytes), game)
+        Self::validate(PathBuf::from(name), Bytes::Owned(bytes), game, Check::All)
     }
 
-    fn validate(path: PathBuf, bytes: Bytes, game: [u8; 4]) -> Result<Container, BookError> {
+    fn validate(
+        path: PathBuf,
+        bytes: Bytes,
+        game: [u8; 4],
+        check: Check,
+    ) -> Result<Container, BookError> {
         let len = bytes.len() as u64;
         let truncated = |needed: u64| BookError::Truncated {
             path: path.clone(),
@@ -264,7 +399,7 @@ impl Container {
             if padding.is_some_and(|p| p.iter().any(|&b| b != 0)) {
                 return Err(corrupt(format!("non-zero padding before section {i}")));
             }
-            end = section.offset + section.len;
+            end = section.end();
         }
         if len < end {
             return Err(truncated(end));
@@ -275,23 +410,135 @@ impl Container {
                 len - end
             )));
         }
-        let mismatch = sections.par_iter().position_first(|section| {
-            let data = &bytes[section.offset as usize..(section.offset + section.len) as usize];
-            crc32(data) != section.crc32
+        // Chunk tables first (a few bytes per chunk), then the sections.
+        let tables = sections.iter().position(|section| {
+            let (start, end) = (
+                (section.offset + section.len) as usize,
+                section.end() as usize,
+            );
+            section.chunk_shift != 0 && crc32fast::hash(&bytes[start..end]) != section.crc32
         });
-        if let Some(i) = mismatch {
+        if let Some(i) = tables {
             return Err(BookError::ChecksumMismatch {
                 path,
-                what: format!("section {i}"),
+                what: format!("the chunk table of section {i}"),
             });
         }
+        // Checked now: every section, or for lookups those large ones a
+        // book written before chunks checks whole (each lookup's first read
+        // would check it; in parallel here).
+        let now = |section: &SectionInfo| {
+            check == Check::All || (section.chunk_shift == 0 && section.len >= CHUNKED_FROM)
+        };
+        let mismatch = sections
+            .par_iter()
+            .enumerate()
+            .filter(|(_, section)| now(section))
+            .find_map_first(|(i, section)| {
+                Self::failed_piece(&bytes, section, 0..section.pieces())
+                    .map(|what| format!("section {i}{what}"))
+            });
+        if let Some(what) = mismatch {
+            return Err(BookError::ChecksumMismatch { path, what });
+        }
+        let unchecked = (check == Check::ChunkTables).then(|| {
+            sections
+                .iter()
+                .map(|section| {
+                    let passed = if now(section) { u64::MAX } else { 0 };
+                    Pieces {
+                        passed: (0..section.pieces().div_ceil(64))
+                            .map(|_| AtomicU64::new(passed))
+                            .collect(),
+                    }
+                })
+                .collect()
+        });
         Ok(Container {
             path,
             bytes,
             game,
             params,
             sections,
+            unchecked,
         })
+    }
+
+    /// The first of pieces `pieces` of `section` (its chunks, or piece 0:
+    /// the whole section where it has none) whose checksum fails, as words
+    /// to follow the section's name (", bytes a..b", or nothing for the
+    /// whole section); `None` if all pass. Chunks are checked in parallel.
+    fn failed_piece(bytes: &[u8], section: &SectionInfo, pieces: Range<u64>) -> Option<String> {
+        let data = &bytes[section.offset as usize..(section.offset + section.len) as usize];
+        if section.chunk_shift == 0 {
+            return (crc32(data) != section.crc32).then(String::new);
+        }
+        let shift = section.chunk_shift;
+        let table = &bytes[(section.offset + section.len) as usize..section.end() as usize];
+        let chunk = |k: u64| {
+            let start = (k << shift) as usize;
+            start..(start + (1 << shift)).min(data.len())
+        };
+        let pieces = pieces.start as usize..pieces.end as usize;
+        let failed = pieces.into_par_iter().with_min_len(16).find_first(|&k| {
+            let stored = read_u32(table, 4 * k);
+            crc32fast::hash(&data[chunk(k as u64)]) != stored
+        })?;
+        let Range { start, end } = chunk(failed as u64);
+        Some(format!(", bytes {start}..{end}"))
+    }
+
+    /// Checks the checksums of every piece of every section not checked yet,
+    /// in parallel: for a container opened for lookups whose lookups will
+    /// reach most of it anyway.
+    pub fn ensure_all(&self) -> Result<(), BookError> {
+        let failed = (0..self.sections.len())
+            .into_par_iter()
+            .find_map_first(|i| self.ensure(i, 0..usize::MAX).err());
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Checks the checksums of every piece of section `section` that holds
+    /// bytes of `range` (a range within the section, cut at its end) and
+    /// has not passed yet: a no-op for a container opened with
+    /// [`Container::open`], and a few atomic loads for pieces that passed
+    /// before.
+    pub fn ensure(&self, section: usize, range: Range<usize>) -> Result<(), BookError> {
+        let Some(unchecked) = &self.unchecked else {
+            return Ok(());
+        };
+        let info = &self.sections[section];
+        let end = range.end.min(info.len as usize);
+        if range.start >= end {
+            return Ok(());
+        }
+        let pieces = match info.chunk_shift {
+            0 => 0..1,
+            shift => (range.start >> shift) as u64..((end - 1) >> shift) as u64 + 1,
+        };
+        let passed = &unchecked[section].passed;
+        let bit = |k: u64| (&passed[k as usize / 64], 1u64 << (k % 64));
+        let pending = |k: &u64| {
+            let (word, mask) = bit(*k);
+            word.load(Ordering::Acquire) & mask == 0
+        };
+        // From the first piece not yet passed to the last, in parallel
+        // (pieces between them that passed before pass again).
+        let Some(first) = pieces.clone().find(pending) else {
+            return Ok(());
+        };
+        let last = pieces.rev().find(pending).unwrap_or(first);
+        if let Some(what) = Self::failed_piece(&self.bytes, info, first..last + 1) {
+            return Err(BookError::ChecksumMismatch {
+                path: self.path.clone(),
+                what: format!("section {section}{what}"),
+            });
+        }
+        for k in first..=last {
+            let (word, mask) = bit(k);
+            word.fetch_or(mask, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Where the book was read from.
@@ -314,7 +561,9 @@ impl Container {
         &self.sections
     }
 
-    /// The bytes of section `i`.
+    /// The bytes of section `i` (its chunk table not included). In a
+    /// container opened with [`Container::open_for_lookups`], only those
+    /// [`Container::ensure`] passed are checked.
     pub fn section(&self, i: usize) -> &[u8] {
         let section = &self.sections[i];
         &self.bytes[section.offset as usize..(section.offset + section.len) as usize]
@@ -364,7 +613,7 @@ impl Header {
             });
         }
         let version = read_u32(bytes, 8);
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(BookError::UnsupportedVersion {
                 path: path.to_owned(),
                 version,
@@ -413,9 +662,22 @@ impl Header {
                 len: read_u64(bytes, entry + 8),
                 meta: [read_u64(bytes, entry + 16), read_u64(bytes, entry + 24)],
                 crc32: read_u32(bytes, entry + 32),
+                chunk_shift: read_u32(bytes, entry + 36),
             };
-            if read_u32(bytes, entry + 36) != 0 {
-                return Err(corrupt(format!("section {i}: reserved field is not zero")));
+            match (version, section.chunk_shift) {
+                (_, 0) => {}
+                (1, _) => {
+                    return Err(corrupt(format!(
+                        "section {i}: reserved field is not zero (a version 1 book has no chunks)"
+                    )))
+                }
+                (_, shift) if !(MIN_CHUNK_SHIFT..=MAX_CHUNK_SHIFT).contains(&shift) => {
+                    return Err(corrupt(format!(
+                        "section {i}: chunk shift {shift} is outside \
+                         {MIN_CHUNK_SHIFT}..={MAX_CHUNK_SHIFT}"
+                    )))
+                }
+                _ => {}
             }
             if !section.offset.is_multiple_of(SECTION_ALIGN) || section.offset < end {
                 return Err(corrupt(format!(
@@ -426,6 +688,7 @@ impl Header {
             end = section
                 .offset
                 .checked_add(section.len)
+                .and_then(|end| end.checked_add(section.table_len()))
                 .ok_or_else(|| corrupt(format!("section {i} is longer than any file")))?;
             sections.push(section);
         }
@@ -436,11 +699,12 @@ impl Header {
         })
     }
 
-    /// Where the last section ends (the header's end if there is none).
+    /// Where the last section ends, its chunk table included (the
+    /// header's end if there is none).
     fn end(&self) -> u64 {
         self.sections
             .last()
-            .map_or(self.len as u64, |s| s.offset + s.len)
+            .map_or(self.len as u64, SectionInfo::end)
     }
 }
 
@@ -517,7 +781,8 @@ pub fn temporary_path(path: &Path) -> PathBuf {
 /// Serialises a container into memory (used by tests and small books).
 pub fn to_bytes(game: [u8; 4], params: &[u64], sections: &[SectionData<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
-    write_container(&mut out, game, params, sections).expect("writing to memory cannot fail");
+    write_container(&mut out, game, params, sections, Chunking::BOOKS)
+        .expect("writing to memory cannot fail");
     out
 }
 
@@ -528,7 +793,7 @@ fn write_to(
     sections: &[SectionData<'_>],
 ) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-    write_container(&mut out, game, params, sections)?;
+    write_container(&mut out, game, params, sections, Chunking::BOOKS)?;
     out.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
@@ -537,27 +802,39 @@ fn write_container(
     game: [u8; 4],
     params: &[u64],
     sections: &[SectionData<'_>],
+    chunking: Chunking,
 ) -> io::Result<()> {
     assert!(params.len() <= MAX_PARAMS as usize && sections.len() <= MAX_SECTIONS as usize);
     let mut offset = first_section(params.len(), sections.len());
     let mut table = Vec::with_capacity(sections.len());
+    let mut chunk_tables = Vec::with_capacity(sections.len());
     for section in sections {
         offset = offset.next_multiple_of(SECTION_ALIGN);
-        table.push(SectionInfo {
+        let len = section.bytes.len() as u64;
+        let chunk_shift = chunking.shift_for(len);
+        let (chunk_table, crc32) = match chunk_shift {
+            0 => (Vec::new(), crc32(section.bytes)),
+            shift => chunk_table(section.bytes, shift),
+        };
+        let info = SectionInfo {
             offset,
-            len: section.bytes.len() as u64,
+            len,
             meta: section.meta,
-            crc32: crc32(section.bytes),
-        });
-        offset += section.bytes.len() as u64;
+            crc32,
+            chunk_shift,
+        };
+        table.push(info);
+        chunk_tables.push(chunk_table);
+        offset = info.end();
     }
     let header = header_bytes(game, params, &table);
     out.write_all(&header)?;
     let mut position = header.len() as u64;
-    for (section, info) in sections.iter().zip(&table) {
+    for ((section, info), chunk_table) in sections.iter().zip(&table).zip(&chunk_tables) {
         out.write_all(&vec![0u8; (info.offset - position) as usize])?;
         out.write_all(section.bytes)?;
-        position = info.offset + info.len;
+        out.write_all(chunk_table)?;
+        position = info.end();
     }
     out.flush()
 }
@@ -580,7 +857,13 @@ fn header_bytes(game: [u8; 4], params: &[u64], sections: &[SectionInfo]) -> Vec<
     let header_len = header_len(params.len(), sections.len());
     let mut header = Vec::with_capacity(header_len);
     header.extend_from_slice(&MAGIC);
-    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    // Version 1 where no section has chunks: what books were before them.
+    let version = if sections.iter().any(|section| section.chunk_shift != 0) {
+        FORMAT_VERSION
+    } else {
+        1
+    };
+    header.extend_from_slice(&version.to_le_bytes());
     header.extend_from_slice(&game);
     header.extend_from_slice(&(params.len() as u32).to_le_bytes());
     header.extend_from_slice(&(sections.len() as u32).to_le_bytes());
@@ -593,7 +876,7 @@ fn header_bytes(game: [u8; 4], params: &[u64], sections: &[SectionInfo]) -> Vec<
         header.extend_from_slice(&section.meta[0].to_le_bytes());
         header.extend_from_slice(&section.meta[1].to_le_bytes());
         header.extend_from_slice(&section.crc32.to_le_bytes());
-        header.extend_from_slice(&0u32.to_le_bytes());
+        header.extend_from_slice(&section.chunk_shift.to_le_bytes());
     }
     header.extend_from_slice(&crc32fast::hash(&header).to_le_bytes());
     debug_assert_eq!(header.len(), header_len);
@@ -624,6 +907,7 @@ pub struct Appender {
     end: u64,
     /// The section being written, if one was begun and not yet ended.
     open: Option<OpenSection>,
+    chunking: Chunking,
 }
 
 /// A section being written piece by piece ([`Appender::begin_section`]).
@@ -632,9 +916,12 @@ struct OpenSection {
     meta: [u64; 2],
     /// Bytes at the start of the section written last.
     table_len: u64,
-    /// Bytes written after the table so far, and their checksum state.
+    /// Bytes written after the table so far.
     written: u64,
-    crc: crc32fast::Hasher,
+    /// The checksum state of those bytes in each chunk of the appender's
+    /// chunking (from the section's start: the chunks the table overlaps
+    /// get its bytes at the end).
+    chunks: Vec<crc32fast::Hasher>,
     /// Of those, how many the disk was told to take ([`start_writeback`]).
     flushing: u64,
 }
@@ -732,6 +1019,7 @@ impl Appender {
             sections: Vec::new(),
             end: first_section(params, 0),
             open: None,
+            chunking: Chunking::BOOKS,
         })
     }
 
@@ -764,6 +1052,7 @@ impl Appender {
                 sections: header.sections,
                 end,
                 open: None,
+                chunking: Chunking::BOOKS,
             },
             header.params,
         ))
@@ -819,7 +1108,7 @@ impl Appender {
             meta,
             table_len,
             written: 0,
-            crc: crc32fast::Hasher::new(),
+            chunks: Vec::new(),
             flushing: 0,
         });
         Ok(())
@@ -828,11 +1117,26 @@ impl Appender {
     /// Writes the next bytes of the section begun, after its table.
     pub fn write_section(&mut self, bytes: &[u8]) -> Result<(), BookError> {
         let Appender {
-            file, open, direct, ..
+            file,
+            open,
+            direct,
+            chunking,
+            ..
         } = self;
         let open = open.as_mut().expect("a section begun");
         // On the appender's thread, not shared with the thread pool.
-        open.crc.update(bytes);
+        let (mut at, mut rest) = (open.table_len + open.written, bytes);
+        while !rest.is_empty() {
+            let chunk = at >> chunking.shift;
+            let room = ((chunk + 1) << chunking.shift) - at;
+            let (piece, after) = rest.split_at(rest.len().min(room as usize));
+            if open.chunks.len() <= chunk as usize {
+                open.chunks
+                    .resize(chunk as usize + 1, crc32fast::Hasher::new());
+            }
+            open.chunks[chunk as usize].update(piece);
+            (at, rest) = (at + piece.len() as u64, after);
+        }
         open.written += bytes.len() as u64;
         if let Some(writer) = direct {
             let end = open.offset + open.table_len + open.written;
@@ -871,22 +1175,50 @@ impl Appender {
                 .flush(&self.file)
                 .map_err(|source| self.io_error(source))?;
         }
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(table);
-        crc.combine(&open.crc);
+        let len = open.table_len + open.written;
+        let shift = self.chunking.shift;
+        let mut chunks = open.chunks;
+        chunks.resize(len.div_ceil(1 << shift) as usize, crc32fast::Hasher::new());
+        // Each chunk's checksum: the table's bytes in it, then the rest's.
+        let chunks = chunks.into_iter().zip(0u64..).map(|(rest, chunk)| {
+            let start = (chunk << shift).min(open.table_len) as usize;
+            let end = ((chunk + 1) << shift).min(open.table_len) as usize;
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(&table[start..end]);
+            crc.combine(&rest);
+            crc
+        });
+        let chunk_shift = self.chunking.shift_for(len);
+        let (chunk_table, crc32) = match chunk_shift {
+            0 => {
+                let mut whole = crc32fast::Hasher::new();
+                chunks.for_each(|chunk| whole.combine(&chunk));
+                (Vec::new(), whole.finalize())
+            }
+            _ => {
+                let chunk_table: Vec<u8> = chunks
+                    .flat_map(|chunk| chunk.finalize().to_le_bytes())
+                    .collect();
+                let crc32 = crc32fast::hash(&chunk_table);
+                (chunk_table, crc32)
+            }
+        };
         let info = SectionInfo {
             offset: open.offset,
-            len: open.table_len + open.written,
+            len,
             meta: open.meta,
-            crc32: crc.finalize(),
+            crc32,
+            chunk_shift,
         };
         let write = |file: &mut File| {
             file.seek(SeekFrom::Start(open.offset))?;
-            file.write_all(table)
+            file.write_all(table)?;
+            file.seek(SeekFrom::Start(open.offset + len))?;
+            file.write_all(&chunk_table)
         };
         write(&mut self.file).map_err(|source| self.io_error(source))?;
         self.sections.push(info);
-        self.end = info.offset + info.len;
+        self.end = info.end();
         Ok(())
     }
 

@@ -64,10 +64,10 @@ pub enum Command {
     ///
     /// With --sample N it checks N values drawn at random instead, each
     /// against its board's moves through the book's lookups: seconds of
-    /// checking in the memory of the book's mapping (opening still reads the
-    /// whole file for its checksums), where the whole proof takes about 3.4
-    /// times the book's size in memory and half an hour at 20 seeds on two
-    /// cores.
+    /// checking in the memory of the book's mapping (the book's bytes
+    /// checked against their checksums as the draws read them), where the
+    /// whole proof takes about 3.4 times the book's size in memory and half
+    /// an hour at 20 seeds on two cores.
     Verify(VerifyArgs),
     /// Per seed level: boards, last change, value changes, and how the values
     /// are distributed once converged (or at the turn limit).
@@ -234,8 +234,8 @@ pub struct VerifyArgs {
     /// value: each against its board's moves (the rules module's own move
     /// code) through the book's values with one turn less. Seconds of
     /// checking, in the memory of the book's mapping, for books too large
-    /// to prove whole (opening still reads the whole file for its
-    /// checksums); a sample, not a proof (a value wrong in few boards is
+    /// to prove whole (the book's bytes checked against their checksums as
+    /// the draws read them); a sample, not a proof (a value wrong in few boards is
     /// found only if drawn). It takes no memory check: not with
     /// --memory-limit or --ignore-memory-check
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
@@ -514,8 +514,8 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         .map_err(options_error)?;
     // Before anything runs on the global pool (checksums do).
     let threads = configure_threads(args.resources.threads)?;
-    // The book --extend builds on, its header and checksums checked (its
-    // records are, as the run opens it whole). Its turn limit is the run's
+    // The book --extend builds on, its header and structure checked (its
+    // every byte and record are, as the run opens it whole). Its turn limit is the run's
     // unless one is given.
     let extended = args.extend.as_ref().map(|old| {
         OwareBook::open_for_lookups(old)
@@ -1233,7 +1233,32 @@ fn run_info(args: InfoArgs) -> Result<(), CliError> {
         human_bytes(book.file_len()),
         book.encoding().name()
     );
-    println!("checksums     verified");
+    // Levels whose bytes are checked in chunks (the container's version 2).
+    let chunked: Vec<(u32, u32)> = (0..)
+        .zip(book.sections())
+        .filter(|(_, section)| section.chunk_shift != 0)
+        .map(|(seeds, section)| (seeds, section.chunk_shift))
+        .collect();
+    match (chunked.first(), chunked.last()) {
+        (Some(&(first, shift)), Some(&(last, _))) => {
+            let levels = if first == last {
+                format!("level {first}")
+            } else if chunked.len() as u32 == last - first + 1 {
+                format!("levels {first}-{last}")
+            } else {
+                format!("{} levels", chunked.len())
+            };
+            println!(
+                "checksums     verified: CRC-32s of chunks of {} for {levels} (lookups check the chunks they read), of the whole section for the others",
+                match shift {
+                    20.. => format!("{} MiB", 1u64 << (shift - 20)),
+                    10.. => format!("{} KiB", 1u64 << (shift - 10)),
+                    _ => format!("{} bytes", 1u64 << shift),
+                }
+            );
+        }
+        _ => println!("checksums     verified: a CRC-32 of each level's bytes"),
+    }
     println!("records       all well formed, values within -seeds..=seeds");
     println!("values        not checked against the rules (endbook oware verify does)");
     println!("max seeds     {}", book.max_seeds());
@@ -1321,6 +1346,12 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
     let threads = configure_threads(args.resources.threads)?;
     let started = Instant::now();
     let book = OwareBook::open_for_lookups(&args.book).map_err(unreadable_book)?;
+    // As many draws as the book has chunks reach most of them: all checked
+    // now, in parallel, and not one by one as the draws first read them.
+    let chunks: u64 = book.sections().iter().map(|section| section.chunks()).sum();
+    if samples >= chunks {
+        book.check_checksums().map_err(unreadable_book)?;
+    }
     let opening = started.elapsed();
     let max = book.max_seeds();
     let min_seeds = args.min_seeds.unwrap_or(0);

@@ -21,7 +21,7 @@ use super::board::Board;
 use super::generate::{Generated, MAX_TURN_LIMIT};
 use super::index::{BoardIndex, MAX_BOOK_SEEDS};
 use super::rules::{legal_moves, play};
-use crate::book::{self, compact, Appender, BookError, Container, SectionData};
+use crate::book::{self, compact, Appender, BookError, Container, SectionData, SectionInfo};
 use crate::engine::{LevelSolution, PackedChanges, Solution};
 use rayon::prelude::*;
 use std::fmt;
@@ -287,6 +287,15 @@ fn first_player_sign(ply: usize) -> i32 {
     }
 }
 
+/// A checksum that failed as a lookup read a level ([`Container::ensure`]),
+/// said as a malformed record is, without the file's name.
+fn failed_checksum(error: &BookError) -> compact::Malformed {
+    compact::Malformed(match error {
+        BookError::ChecksumMismatch { what, .. } => format!("checksum mismatch in {what}"),
+        other => other.to_string(),
+    })
+}
+
 /// An open, validated Oware book.
 ///
 /// Opening checks the structure and every checksum, and with
@@ -324,20 +333,24 @@ impl OwareBook {
         Self::from_container(Container::open(path.as_ref(), GAME_TAG)?, true)
     }
 
-    /// Opens the book at `path` for a few lookups: its structure and every
-    /// checksum are checked, but its records only as lookups read them
-    /// ([`OwareBook::value`] and [`OwareBook::analyse`] check the block of
-    /// eight records each value comes from, and report a malformed one as
-    /// [`ProbeError::Corrupt`]). Checking every record is most of what
-    /// opening a large book takes: a probe of the 20-seed book took 0.35 s
-    /// this way on the project's 2-core machine, 7.3 s with every record
-    /// checked.
+    /// Opens the book at `path` for a few lookups: its header and structure
+    /// are checked, but its bytes' checksums and its records only as lookups
+    /// read them ([`OwareBook::value`] and [`OwareBook::analyse`] check the
+    /// chunks of the file and the block of eight records each value comes
+    /// from, and report a checksum that fails or a malformed record as
+    /// [`ProbeError::Corrupt`]). Checking every byte and record is most of
+    /// what opening a large book takes: a probe of the 20-seed book took
+    /// 0.35 s with its checksums and 7.3 s with every record checked too on
+    /// the project's 2-core machine, while its lookups read a few chunks of
+    /// 64 KiB (see [`crate::book`]; sections under 16 MiB are checked whole
+    /// on the first lookup in them, and books written before chunks, whole
+    /// on opening).
     ///
     /// The whole-book readers ([`OwareBook::solution`],
     /// [`OwareBook::level_stats`], [`OwareBook::export_flat`]) are for books
     /// opened with [`OwareBook::open`]: on one opened this way they panic.
     pub fn open_for_lookups(path: impl AsRef<Path>) -> Result<OwareBook, BookError> {
-        Self::from_container(Container::open(path.as_ref(), GAME_TAG)?, false)
+        Self::from_container(Container::open_for_lookups(path.as_ref(), GAME_TAG)?, false)
     }
 
     /// Validates a book held in memory.
@@ -422,6 +435,8 @@ impl OwareBook {
                     )));
                 }
                 None => {
+                    // Every value is read: every byte checked first.
+                    container.ensure(seeds, 0..bytes.len())?;
                     if let Some(&value) = bytes
                         .iter()
                         .find(|&&b| (b as i8).unsigned_abs() > seeds as u8)
@@ -445,12 +460,24 @@ impl OwareBook {
                 }
                 Some(codec) => {
                     let boards = states as usize;
+                    // A checksum that fails, where they are checked as read.
+                    let mut failed = None;
                     let checked = if check_records {
                         compact::Level::parse(bytes, codec, boards, last_change as u32, bound)
                             .map(|(_, turn)| latest = Some(u64::from(turn)))
                     } else {
-                        compact::Level::structure(bytes, codec, boards).map(drop)
+                        compact::Level::structure_ensured(bytes, codec, boards, |range| {
+                            container.ensure(seeds, range).map_err(|e| {
+                                let reason = failed_checksum(&e);
+                                failed = Some(e);
+                                reason
+                            })
+                        })
+                        .map(drop)
                     };
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
                     checked.map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
                 }
             }
@@ -708,6 +735,20 @@ impl OwareBook {
         &self.levels
     }
 
+    /// Checks every byte of a book opened for lookups against its
+    /// checksums now, in parallel, rather than as lookups read them: for
+    /// work whose lookups reach most of the book (a no-op on a book checked
+    /// whole on opening).
+    pub fn check_checksums(&self) -> Result<(), BookError> {
+        self.container.ensure_all()
+    }
+
+    /// The container's table entry of each level (its bytes' offset, length
+    /// and checksums: whole, or in chunks), level by level.
+    pub fn sections(&self) -> &[SectionInfo] {
+        self.container.sections()
+    }
+
     /// The file size in bytes.
     pub fn file_len(&self) -> u64 {
         self.container.file_len()
@@ -748,10 +789,22 @@ impl OwareBook {
         let level = &self.levels[seeds];
         let rank = self.index.rank(board);
         let section = self.container.section(seeds);
+        let corrupt = |reason: String| ProbeError::Corrupt {
+            path: self.container.path().to_owned(),
+            seeds: seeds as u32,
+            reason,
+        };
+        let ensure = |range| {
+            self.container
+                .ensure(seeds, range)
+                .map_err(|e| failed_checksum(&e))
+        };
         let value = match self.encoding.codec() {
             None => {
                 let layer = turns_left.min(level.last_change) as usize - 1;
-                section[layer * level.states as usize + rank] as i8
+                let at = layer * level.states as usize + rank;
+                ensure(at..at + 1).map_err(|e| corrupt(e.0))?;
+                section[at] as i8
             }
             Some(codec) => {
                 let level_data = compact::Level::trusted(section, codec, level.states as usize);
@@ -759,12 +812,14 @@ impl OwareBook {
                     level_data.value(rank, turns_left)
                 } else {
                     level_data
-                        .checked_value(rank, turns_left, level.last_change, seeds as i8)
-                        .map_err(|e| ProbeError::Corrupt {
-                            path: self.container.path().to_owned(),
-                            seeds: seeds as u32,
-                            reason: e.0,
-                        })?
+                        .checked_value_ensured(
+                            rank,
+                            turns_left,
+                            level.last_change,
+                            seeds as i8,
+                            ensure,
+                        )
+                        .map_err(|e| corrupt(e.0))?
                 }
             }
         };

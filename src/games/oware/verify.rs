@@ -191,8 +191,8 @@ pub fn verify(
 pub enum SampleError {
     /// A value drawn that does not follow from its board's moves.
     Mismatch(Mismatch),
-    /// A lookup that could not be read: a malformed record, in a book
-    /// opened with [`OwareBook::open_for_lookups`].
+    /// A lookup that could not be read: a malformed record or a chunk whose
+    /// checksum fails, in a book opened with [`OwareBook::open_for_lookups`].
     Unreadable(ProbeError),
 }
 

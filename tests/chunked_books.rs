@@ -1,0 +1,389 @@
+//! Version 2 of the container: sections of at least `CHUNKED_FROM` bytes are
+//! checked in chunks, each chunk's CRC-32 in a chunk table after the
+//! section. Written alike whole and by an appender; every chunk and chunk
+//! table checked on a full open; a container opened for lookups checks the
+//! chunk tables at once and each chunk when first asked for it, so a
+//! damaged chunk fails the lookups that read it, and no other.
+
+use endbook::book::{
+    self, Appender, BookError, Container, SectionData, CHUNKED_FROM, CHUNK_SHIFT, FORMAT_VERSION,
+    SECTION_ALIGN,
+};
+use endbook::games::oware::{
+    generate, Board, BoardIndex, GenerateOptions, OwareBook, ProbeError, DEFAULT_TURN_LIMIT,
+};
+use std::fs;
+use std::ops::Range;
+
+mod common;
+use common::Rng;
+
+const GAME: [u8; 4] = *b"TEST";
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+
+fn get_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+fn get_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    (0..len).map(|_| rng.next() as u8).collect()
+}
+
+/// Three sections: a small one, one just over the chunking threshold that
+/// ends mid-chunk, and one exactly at it (whole chunks).
+fn three_sections() -> Vec<Vec<u8>> {
+    let from = CHUNKED_FROM as usize;
+    vec![
+        random_bytes(1, 1000),
+        random_bytes(2, from + CHUNK / 2 + 17),
+        random_bytes(3, from),
+    ]
+}
+
+fn as_data(sections: &[Vec<u8>]) -> Vec<SectionData<'_>> {
+    sections
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| SectionData {
+            meta: [i as u64, 9],
+            bytes,
+        })
+        .collect()
+}
+
+/// Table entry `i` of a container with `params` parameters.
+fn entry_at(params: usize, i: usize) -> usize {
+    24 + 8 * params + 40 * i
+}
+
+fn kind(error: &BookError) -> &'static str {
+    match error {
+        BookError::ChecksumMismatch { .. } => "ChecksumMismatch",
+        BookError::Corrupt { .. } => "Corrupt",
+        BookError::UnsupportedVersion { .. } => "UnsupportedVersion",
+        BookError::Truncated { .. } => "Truncated",
+        _ => "other",
+    }
+}
+
+/// The header's checksum recomputed after `change`.
+fn resealed(
+    bytes: &[u8],
+    params: usize,
+    sections: usize,
+    change: impl FnOnce(&mut [u8]),
+) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    change(&mut bytes);
+    let end = entry_at(params, sections);
+    let crc = crc32fast::hash(&bytes[..end]);
+    bytes[end..end + 4].copy_from_slice(&crc.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn large_sections_are_laid_out_in_chunks_as_documented() {
+    let sections = three_sections();
+    let bytes = book::to_bytes(GAME, &[5], &as_data(&sections));
+    assert_eq!(get_u32(&bytes, 8), FORMAT_VERSION);
+    assert_eq!(FORMAT_VERSION, 2);
+    let mut end = 0;
+    for (i, data) in sections.iter().enumerate() {
+        let entry = entry_at(1, i);
+        let (offset, len) = (get_u64(&bytes, entry) as usize, get_u64(&bytes, entry + 8));
+        let (crc, shift) = (get_u32(&bytes, entry + 32), get_u32(&bytes, entry + 36));
+        assert_eq!(offset % SECTION_ALIGN as usize, 0);
+        assert!(offset >= end, "section {i} after the one before");
+        assert_eq!(len, data.len() as u64);
+        assert_eq!(&bytes[offset..offset + data.len()], &data[..]);
+        end = offset + data.len();
+        if (data.len() as u64) < CHUNKED_FROM {
+            assert_eq!(shift, 0, "section {i} checked whole");
+            assert_eq!(crc, crc32fast::hash(data));
+            continue;
+        }
+        assert_eq!(shift, CHUNK_SHIFT, "section {i} in chunks");
+        let chunks = data.len().div_ceil(CHUNK);
+        let table = &bytes[end..end + 4 * chunks];
+        for (k, chunk) in data.chunks(CHUNK).enumerate() {
+            assert_eq!(get_u32(table, 4 * k), crc32fast::hash(chunk), "chunk {k}");
+        }
+        assert_eq!(crc, crc32fast::hash(table), "the chunk table's checksum");
+        end += table.len();
+    }
+    assert_eq!(end, bytes.len(), "the file ends with the last chunk table");
+    let container = Container::from_bytes("three", bytes, GAME).unwrap();
+    for (i, data) in sections.iter().enumerate() {
+        assert_eq!(container.section(i), &data[..]);
+        let expected_shift = if (data.len() as u64) < CHUNKED_FROM {
+            0
+        } else {
+            CHUNK_SHIFT
+        };
+        assert_eq!(container.sections()[i].chunk_shift, expected_shift);
+    }
+}
+
+/// An appender writes, commits and reopens chunked sections byte for byte
+/// as `book::write` lays them out, whatever the pieces and with a table
+/// (written last) across a chunk boundary.
+#[test]
+fn appended_chunked_sections_equal_written_ones() {
+    let sections = three_sections();
+    let dir = tempfile::tempdir().unwrap();
+    let (growing, done) = (dir.path().join("growing"), dir.path().join("done"));
+    let mut appender = Appender::create(&growing, GAME, 1).unwrap();
+    appender.append(as_data(&sections).remove(0)).unwrap();
+    // The second: a table of a chunk and a bit, written last, the rest in
+    // pieces of odd sizes.
+    let second = &sections[1];
+    let table_len = CHUNK + 100;
+    appender.begin_section([1, 9], table_len).unwrap();
+    let mut at = table_len;
+    for size in [1, 0, CHUNK - 1, 3 * CHUNK + 5, 1 << 20].iter().cycle() {
+        let end = (at + size).min(second.len());
+        appender.write_section(&second[at..end]).unwrap();
+        at = end;
+        if at == second.len() {
+            break;
+        }
+    }
+    appender.end_section(&second[..table_len]).unwrap();
+    appender.commit(&[2]).unwrap();
+    let two = book::to_bytes(GAME, &[2], &as_data(&sections[..2]));
+    assert!(fs::read(&growing).unwrap() == two, "two sections");
+    // The third appended, then the writer dies before committing: reopening
+    // cuts it off after the second's chunk table.
+    appender.append(as_data(&sections).remove(2)).unwrap();
+    drop(appender);
+    let (mut appender, params) = Appender::reopen(&growing, GAME).unwrap();
+    assert_eq!(params, [2]);
+    assert!(
+        fs::read(&growing).unwrap() == two,
+        "cut back to two sections"
+    );
+    appender.append(as_data(&sections).remove(2)).unwrap();
+    appender.finish(&[3], &done).unwrap();
+    let three = book::to_bytes(GAME, &[3], &as_data(&sections));
+    assert!(fs::read(&done).unwrap() == three, "three sections");
+    Container::open(&done, GAME).unwrap();
+}
+
+/// A full open checks every chunk and chunk table; one opened for lookups
+/// checks the chunk tables at once and each chunk (or small section) on the
+/// first `ensure` that reaches it.
+#[test]
+fn damaged_chunks_fail_the_reads_that_reach_them() {
+    let sections = three_sections();
+    let bytes = book::to_bytes(GAME, &[5], &as_data(&sections));
+    let dir = tempfile::tempdir().unwrap();
+    let offset = |i: usize| get_u64(&bytes, entry_at(1, i)) as usize;
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        fs::write(&path, bytes).unwrap();
+        path
+    };
+    let good = write("good", &bytes);
+    let lazy = Container::open_for_lookups(&good, GAME).unwrap();
+    lazy.ensure(1, 0..sections[1].len()).unwrap();
+    lazy.ensure(0, 10..11).unwrap();
+    lazy.ensure(2, 5..5).unwrap();
+    lazy.ensure(2, 0..usize::MAX).unwrap();
+
+    // A bit flipped in chunk 7 of section 1.
+    let at = 7 * CHUNK + 1234;
+    let mut flipped = bytes.clone();
+    flipped[offset(1) + at] ^= 0x10;
+    let path = write("chunk", &flipped);
+    let error = Container::open(&path, GAME).unwrap_err();
+    assert_eq!(kind(&error), "ChecksumMismatch");
+    let chunk = format!("section 1, bytes {}..{}", 7 * CHUNK, 8 * CHUNK);
+    assert!(error.to_string().contains(&chunk), "{error}");
+    let lazy = Container::open_for_lookups(&path, GAME).unwrap();
+    let fails = |range: Range<usize>| lazy.ensure(1, range).is_err();
+    assert!(!fails(0..7 * CHUNK), "the chunks before it");
+    assert!(!fails(8 * CHUNK..sections[1].len()), "the chunks after it");
+    assert!(fails(at..at + 1));
+    assert!(
+        fails(7 * CHUNK - 1..7 * CHUNK + 1),
+        "a range across its start"
+    );
+    assert!(fails(0..sections[1].len()), "the whole section");
+    let error = lazy.ensure(1, 8 * CHUNK - 1..8 * CHUNK).unwrap_err();
+    assert!(error.to_string().contains(&chunk), "{error}");
+    lazy.ensure(0, 0..1000).unwrap();
+    lazy.ensure(2, 0..CHUNKED_FROM as usize).unwrap();
+
+    // A bit flipped in the small section: it is checked whole.
+    let mut flipped = bytes.clone();
+    flipped[offset(0) + 999] ^= 1;
+    let path = write("small", &flipped);
+    assert_eq!(
+        kind(&Container::open(&path, GAME).unwrap_err()),
+        "ChecksumMismatch"
+    );
+    let lazy = Container::open_for_lookups(&path, GAME).unwrap();
+    assert!(lazy.ensure(0, 0..1).is_err(), "any byte of it");
+    lazy.ensure(1, 0..sections[1].len()).unwrap();
+
+    // A bit flipped in a chunk table: refused on either open.
+    let mut flipped = bytes.clone();
+    flipped[offset(2) + sections[2].len() + 9] ^= 0x80;
+    let path = write("table", &flipped);
+    for error in [
+        Container::open(&path, GAME).unwrap_err(),
+        Container::open_for_lookups(&path, GAME).unwrap_err(),
+    ] {
+        assert_eq!(kind(&error), "ChecksumMismatch");
+        assert!(
+            error.to_string().contains("the chunk table of section 2"),
+            "{error}"
+        );
+    }
+}
+
+/// The chunk shift is the table entry's last `u32`: in version 2 it must be
+/// 0 or within the documented bounds (each resealed header is refused, not
+/// misread); a version 1 header may not have one; and a chunk table cut
+/// short is a truncated file.
+#[test]
+fn chunk_shifts_and_versions_are_checked() {
+    let sections = three_sections();
+    let bytes = book::to_bytes(GAME, &[5], &as_data(&sections));
+    let shift_at = entry_at(1, 1) + 36;
+    for shift in [1, 5, 41, 64, u32::MAX] {
+        let bad = resealed(&bytes, 1, 3, |b| {
+            b[shift_at..shift_at + 4].copy_from_slice(&shift.to_le_bytes())
+        });
+        let error = Container::from_bytes("bad", bad, GAME).unwrap_err();
+        assert_eq!(kind(&error), "Corrupt", "shift {shift}: {error}");
+    }
+    let v1 = resealed(&bytes, 1, 3, |b| {
+        b[8..12].copy_from_slice(&1u32.to_le_bytes())
+    });
+    let error = Container::from_bytes("v1", v1, GAME).unwrap_err();
+    assert!(error.to_string().contains("version 1"), "{error}");
+    // Another shift changes where the chunks and the table fall: a checksum
+    // fails, or the file's length no longer fits.
+    let other = resealed(&bytes, 1, 3, |b| {
+        b[shift_at..shift_at + 4].copy_from_slice(&(CHUNK_SHIFT + 1).to_le_bytes())
+    });
+    assert!(Container::from_bytes("other", other, GAME).is_err());
+    let cut = bytes[..bytes.len() - 4].to_vec();
+    assert_eq!(
+        kind(&Container::from_bytes("cut", cut, GAME).unwrap_err()),
+        "Truncated"
+    );
+    // Version 3 is not read.
+    let v3 = resealed(&bytes, 1, 3, |b| {
+        b[8..12].copy_from_slice(&3u32.to_le_bytes())
+    });
+    assert_eq!(
+        kind(&Container::from_bytes("v3", v3, GAME).unwrap_err()),
+        "UnsupportedVersion"
+    );
+}
+
+/// An Oware book of 13 seeds (levels 13's records over `CHUNKED_FROM`)
+/// opened for lookups reads the values a full open reads; a bit flipped in
+/// one chunk of level 13 fails exactly the lookups that read that chunk,
+/// as a corrupt record, and the full open.
+#[test]
+fn oware_lookups_check_the_chunks_they_read() {
+    let seeds = 13;
+    let generated = generate(GenerateOptions::new(seeds), |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("thirteen.book");
+    OwareBook::write(&path, &generated).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(get_u32(&bytes, 8), 2, "a chunked book");
+    let full = OwareBook::open(&path).unwrap();
+    let lazy = OwareBook::open_for_lookups(&path).unwrap();
+    let index = BoardIndex::new(seeds);
+    let start = index.level_starts()[seeds as usize];
+    let mut rng = Rng(77);
+    let draws: Vec<(Board, u32)> = (0..20_000)
+        .map(|_| {
+            let rank = start + rng.below((index.states() - start) as u64) as usize;
+            let turns = 1 + rng.below(u64::from(DEFAULT_TURN_LIMIT)) as u32;
+            (index.board(rank), turns)
+        })
+        .collect();
+    for (board, turns) in &draws {
+        assert_eq!(
+            lazy.value(board, *turns),
+            full.value(board, *turns),
+            "{board}"
+        );
+    }
+    drop((full, lazy));
+
+    // Level 13 is the last section: flip a bit in the middle of it.
+    let params = get_u32(&bytes, 16) as usize;
+    let entry = entry_at(params, seeds as usize);
+    let (offset, len) = (
+        get_u64(&bytes, entry) as usize,
+        get_u64(&bytes, entry + 8) as usize,
+    );
+    assert!(len as u64 >= CHUNKED_FROM);
+    assert_eq!(get_u32(&bytes, entry + 36), CHUNK_SHIFT);
+    let at = len / 2;
+    let mut flipped = bytes.clone();
+    flipped[offset + at] ^= 0x04;
+    fs::write(&path, &flipped).unwrap();
+    assert!(matches!(
+        OwareBook::open(&path),
+        Err(BookError::ChecksumMismatch { .. })
+    ));
+    let lazy = OwareBook::open_for_lookups(&path).unwrap();
+    let chunk = (at / CHUNK * CHUNK)..(at / CHUNK * CHUNK + CHUNK);
+    let (mut failed, mut passed) = (0, 0);
+    // The board ranks whose block's table entries or records lie in the chunk.
+    let reference = OwareBook::from_generated(&generated);
+    for rank in start..index.states() {
+        let board = index.board(rank);
+        match lazy.value(&board, DEFAULT_TURN_LIMIT) {
+            Ok(value) => {
+                assert_eq!(Ok(value), reference.value(&board, DEFAULT_TURN_LIMIT));
+                passed += 1;
+            }
+            Err(ProbeError::Corrupt {
+                reason, seeds: s, ..
+            }) => {
+                assert_eq!(s, seeds);
+                let expected = format!("section {seeds}, bytes {}..{}", chunk.start, chunk.end);
+                assert!(reason.contains(&expected), "{reason}");
+                failed += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    // A chunk of 64 KiB holds the records of a few thousand boards (or the
+    // table entries of about 130,000).
+    assert!(
+        failed > 0 && passed > failed,
+        "{failed} failed, {passed} passed"
+    );
+    // Lookups in other levels are untouched.
+    let small = index.board(index.level_starts()[12]);
+    assert!(lazy.value(&small, 100).is_ok());
+}
+
+/// Books under `CHUNKED_FROM` a section are written as before chunks
+/// (version 1): the 6-seed book's sections are each checked whole.
+#[test]
+fn small_books_stay_version_one() {
+    let generated = generate(GenerateOptions::new(6), |_| {});
+    let bytes = OwareBook::to_bytes(&generated);
+    assert_eq!(get_u32(&bytes, 8), 1);
+    let sections = get_u32(&bytes, 20) as usize;
+    let params = get_u32(&bytes, 16) as usize;
+    for i in 0..sections {
+        assert_eq!(get_u32(&bytes, entry_at(params, i) + 36), 0);
+    }
+}
