@@ -339,12 +339,12 @@ impl OwareBook {
     /// chunks of the file and the block of eight records each value comes
     /// from, and report a checksum that fails or a malformed record as
     /// [`ProbeError::Corrupt`]). Checking every byte and record is most of
-    /// what opening a large book takes: a probe of the 20-seed book took
-    /// 0.35 s with its checksums and 7.3 s with every record checked too on
-    /// the project's 2-core machine, while its lookups read a few chunks of
-    /// 64 KiB (see [`crate::book`]; sections under 16 MiB are checked whole
-    /// on the first lookup in them, and books written before chunks, whole
-    /// on opening).
+    /// what opening a large book takes: on the project's 2-core machine, a
+    /// probe of the 20-seed book took 7.3 s with every record checked, 0.24-
+    /// 0.28 s with every checksum (a book written before chunks), and
+    /// 0.012-0.015 s checking the chunks of 64 KiB its lookups read (see
+    /// [`crate::book`]; the frame of each level is read on opening, and a
+    /// level under 16 MiB is checked whole then).
     ///
     /// The whole-book readers ([`OwareBook::solution`],
     /// [`OwareBook::level_stats`], [`OwareBook::export_flat`]) are for books
