@@ -830,6 +830,56 @@ fn export_flat_matches_the_library_and_repeats_converged_layers() {
 /// encoder and its checkpoints) against the library's book of the same
 /// size, and its flat export, streamed to a pipe, against the article's
 /// program: the other tests compare command-line books with each other.
+/// A 13-seed book, its level 13 over 16 MiB: the command line writes it
+/// level by level (an appender, each level's block table written last)
+/// byte for byte as the library writes it whole, chunk tables included;
+/// `info` says which levels are checked in chunks; a probe reads it, and
+/// one of a copy with a flipped bit in level 13's chunk table exits 2
+/// naming it.
+#[test]
+fn the_command_lines_chunked_book_is_the_librarys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("thirteen.book");
+    let out = endbook(&generate_args("13", &path, &[]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read(&path).unwrap();
+    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(13), |_| {}));
+    assert!(
+        written == library,
+        "the command line's book differs from the library's"
+    );
+    assert_eq!(written[8..12], 2u32.to_le_bytes(), "container version 2");
+    let book = path.to_str().unwrap();
+    let info = text(&endbook(&["oware", "info", "--book", book]).stdout);
+    assert!(
+        info.contains("checksums     verified: CRC-32s of chunks of 64 KiB for level 13"),
+        "{info}"
+    );
+    let board = "3 3 2 2 1 1 0 0 1 0 0 0";
+    let probed = endbook(&["oware", "probe", "--book", book, "--turns", "200", board]);
+    assert!(probed.status.success(), "{}", text(&probed.stderr));
+    assert!(text(&probed.stdout).contains("best move"));
+    // The chunk table ends the file: its last CRC-32's first byte flipped.
+    let mut damaged = written;
+    let at = damaged.len() - 4;
+    damaged[at] ^= 1;
+    let copy = dir.path().join("damaged.book");
+    std::fs::write(&copy, &damaged).unwrap();
+    let refused = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        copy.to_str().unwrap(),
+        "--turns",
+        "200",
+        board,
+    ]);
+    assert_input_error(
+        &refused,
+        "checksum mismatch in the chunk table of section 13",
+    );
+}
+
 #[test]
 fn the_command_lines_nine_seed_book_is_the_librarys_and_exports_the_articles_array() {
     let dir = tempfile::tempdir().unwrap();
