@@ -387,3 +387,36 @@ fn small_books_stay_version_one() {
         assert_eq!(get_u32(&bytes, entry_at(params, i) + 36), 0);
     }
 }
+
+/// A book in the flat `layers` encoding reads every value of a level on
+/// opening: opened for lookups, a damaged level fails its checksum then.
+#[test]
+fn flat_books_check_their_levels_on_opening_for_lookups() {
+    use endbook::games::oware::Encoding;
+    let generated = generate(GenerateOptions::new(6), |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flat.book");
+    OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
+    let mut bytes = fs::read(&path).unwrap();
+    let entry = entry_at(get_u32(&bytes, 16) as usize, 6);
+    let (offset, len) = (
+        get_u64(&bytes, entry) as usize,
+        get_u64(&bytes, entry + 8) as usize,
+    );
+    bytes[offset + len - 1] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let error = OwareBook::open_for_lookups(&path).unwrap_err();
+    assert_eq!(kind(&error), "ChecksumMismatch", "{error}");
+}
+
+/// `level_bytes` reads a whole level: on a book opened for lookups, whose
+/// bytes are checked only as lookups read them, it panics.
+#[test]
+#[should_panic(expected = "open it with OwareBook::open to read it whole")]
+fn whole_levels_are_not_read_from_a_book_opened_for_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("six.book");
+    OwareBook::write(&path, &generate(GenerateOptions::new(6), |_| {})).unwrap();
+    let lazy = OwareBook::open_for_lookups(&path).unwrap();
+    lazy.level_bytes(6);
+}

@@ -1232,10 +1232,16 @@ impl Appender {
             "parameter count fixed at creation"
         );
         let header = header_bytes(self.game, params, &self.sections);
+        let end = self.end;
         let write = |file: &mut File| {
             file.sync_data()?;
             file.seek(SeekFrom::Start(0))?;
             file.write_all(&header)?;
+            // Where no byte was written past the header (empty sections
+            // only), the room before the first section too.
+            if file.metadata()?.len() < end {
+                file.set_len(end)?;
+            }
             file.sync_data()
         };
         write(&mut self.file).map_err(|source| self.io_error(source))
@@ -1305,6 +1311,97 @@ fn read_u64(bytes: &[u8], at: usize) -> u64 {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// `bytes` opened for lookups: only the chunk tables checked.
+    fn for_lookups(bytes: Vec<u8>) -> Result<Container, BookError> {
+        Container::validate(
+            "test".into(),
+            Bytes::Owned(bytes),
+            *b"TEST",
+            Check::ChunkTables,
+        )
+    }
+
+    fn written(sections: &[&[u8]], chunking: Chunking) -> Vec<u8> {
+        let sections: Vec<SectionData<'_>> = sections
+            .iter()
+            .map(|bytes| SectionData {
+                meta: [0, 0],
+                bytes,
+            })
+            .collect();
+        let mut out = Vec::new();
+        write_container(&mut out, *b"TEST", &[], &sections, chunking).unwrap();
+        out
+    }
+
+    /// Empty ranges check nothing, empty chunked sections have no chunk to
+    /// check, and a range ending exactly on a chunk boundary checks no chunk
+    /// past it (chunks of 64 bytes, every section chunked).
+    #[test]
+    fn empty_ranges_and_sections_and_chunk_boundaries() {
+        let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 5) as u8).collect();
+        let every = Chunking { shift: 6, from: 0 };
+        let bytes = written(&[&[], &data], every);
+        let container = for_lookups(bytes.clone()).unwrap();
+        assert_eq!(container.sections()[0].chunk_shift, 6);
+        for range in [0..0, 0..usize::MAX, 5..5, usize::MAX..usize::MAX] {
+            container.ensure(0, range).unwrap();
+        }
+        // A bit flipped in chunk 1 (bytes 64..128) of the second section.
+        let mut damaged = bytes;
+        damaged[container.sections()[1].offset as usize + 100] ^= 2;
+        let container = for_lookups(damaged).unwrap();
+        let fails = |range: Range<usize>| container.ensure(1, range).is_err();
+        for ok in [0..64, 128..200, 100..100, 64..64, 128..usize::MAX] {
+            assert!(!fails(ok.clone()), "{ok:?}");
+        }
+        for bad in [63..65, 64..65, 127..128, 0..usize::MAX] {
+            assert!(fails(bad.clone()), "{bad:?}");
+        }
+    }
+
+    /// A book written before chunks (version 1) whose section is large
+    /// checks it on opening for lookups, in parallel, as before chunks.
+    #[test]
+    fn large_unchunked_sections_are_checked_on_opening_for_lookups() {
+        let data: Vec<u8> = (0..CHUNKED_FROM as u32)
+            .map(|i| (i ^ (i >> 9)) as u8)
+            .collect();
+        let never = Chunking {
+            shift: CHUNK_SHIFT,
+            from: u64::MAX,
+        };
+        let mut bytes = written(&[&data], never);
+        assert_eq!(read_u32(&bytes, 8), 1, "version 1");
+        let at = bytes.len() - 1000;
+        bytes[at] ^= 1;
+        assert!(matches!(
+            for_lookups(bytes),
+            Err(BookError::ChecksumMismatch { .. })
+        ));
+    }
+
+    /// An appender's book of empty sections alone (no byte written past its
+    /// header) is committed at its full length and opens.
+    #[test]
+    fn a_book_of_empty_sections_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty");
+        let mut appender = Appender::create(&path, *b"TEST", 0).unwrap();
+        for _ in 0..2 {
+            appender
+                .append(SectionData {
+                    meta: [0, 0],
+                    bytes: &[],
+                })
+                .unwrap();
+        }
+        appender.commit(&[]).unwrap();
+        let opened = Container::open(&path, *b"TEST").unwrap();
+        assert_eq!(opened.sections().len(), 2);
+        assert!(std::fs::read(&path).unwrap() == written(&[&[], &[]], Chunking::BOOKS));
+    }
 
     /// An appender whose direct writes are refused part way through a
     /// section (here: a descriptor that cannot write) goes on plainly, from

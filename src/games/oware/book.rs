@@ -643,8 +643,11 @@ impl OwareBook {
     ///
     /// # Panics
     ///
-    /// Where `seeds` is above [`OwareBook::max_seeds`].
+    /// Where `seeds` is above [`OwareBook::max_seeds`], and on a book opened
+    /// with [`OwareBook::open_for_lookups`] (whose bytes are checked only as
+    /// lookups read them).
     pub fn level_bytes(&self, seeds: u32) -> &[u8] {
+        self.whole_book_reader();
         self.assert_level(seeds);
         self.container.section(seeds as usize)
     }
