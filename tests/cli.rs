@@ -830,6 +830,42 @@ fn export_flat_matches_the_library_and_repeats_converged_layers() {
 /// encoder and its checkpoints) against the library's book of the same
 /// size, and its flat export, streamed to a pipe, against the article's
 /// program: the other tests compare command-line books with each other.
+#[test]
+fn the_command_lines_nine_seed_book_is_the_librarys_and_exports_the_articles_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = written_as_the_library_writes(9, dir.path());
+    let out = endbook(&[
+        "oware",
+        "export",
+        "--book",
+        path.to_str().unwrap(),
+        "--format",
+        "flat",
+        "--layers",
+        "146",
+        "--out",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout.len(), 42_913_634);
+    assert_eq!(hex(&Sha256::digest(&out.stdout)), ARTICLE_FLAT_9_SHA256);
+}
+
+/// The `seeds`-seed book the command line writes in `dir`, and its bytes,
+/// checked to be byte for byte the library's book of the same size.
+fn written_as_the_library_writes(seeds: u32, dir: &Path) -> (PathBuf, Vec<u8>) {
+    let path = dir.join(format!("{seeds}.book"));
+    let out = endbook(&generate_args(&seeds.to_string(), &path, &[]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read(&path).unwrap();
+    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(seeds), |_| {}));
+    assert!(
+        written == library,
+        "the command line's {seeds}-seed book differs from the library's"
+    );
+    (path, written)
+}
+
 /// A 13-seed book, its level 13 over 16 MiB: the command line writes it
 /// level by level (an appender, each level's block table written last)
 /// byte for byte as the library writes it whole, chunk tables included;
@@ -839,15 +875,7 @@ fn export_flat_matches_the_library_and_repeats_converged_layers() {
 #[test]
 fn the_command_lines_chunked_book_is_the_librarys() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("thirteen.book");
-    let out = endbook(&generate_args("13", &path, &[]));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let written = std::fs::read(&path).unwrap();
-    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(13), |_| {}));
-    assert!(
-        written == library,
-        "the command line's book differs from the library's"
-    );
+    let (path, written) = written_as_the_library_writes(13, dir.path());
     assert_eq!(written[8..12], 2u32.to_le_bytes(), "container version 2");
     let book = path.to_str().unwrap();
     let info = text(&endbook(&["oware", "info", "--book", book]).stdout);
@@ -878,35 +906,6 @@ fn the_command_lines_chunked_book_is_the_librarys() {
         &refused,
         "checksum mismatch in the chunk table of section 13",
     );
-}
-
-#[test]
-fn the_command_lines_nine_seed_book_is_the_librarys_and_exports_the_articles_array() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("nine.book");
-    let out = endbook(&generate_args("9", &path, &[]));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let written = std::fs::read(&path).unwrap();
-    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(9), |_| {}));
-    assert!(
-        written == library,
-        "the command line's book differs from the library's"
-    );
-    let out = endbook(&[
-        "oware",
-        "export",
-        "--book",
-        path.to_str().unwrap(),
-        "--format",
-        "flat",
-        "--layers",
-        "146",
-        "--out",
-        "-",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(out.stdout.len(), 42_913_634);
-    assert_eq!(hex(&Sha256::digest(&out.stdout)), ARTICLE_FLAT_9_SHA256);
 }
 
 #[test]
