@@ -164,7 +164,13 @@ fn chunk_table(bytes: &[u8], shift: u32) -> (Vec<u8>, u32) {
         .with_min_len(16)
         .map(crc32fast::hash)
         .collect();
-    let table: Vec<u8> = crcs.iter().flat_map(|crc| crc.to_le_bytes()).collect();
+    table_of(crcs)
+}
+
+/// The chunk table of chunks whose CRC-32s are `crcs`, in order, and its
+/// own CRC-32.
+fn table_of(crcs: impl IntoIterator<Item = u32>) -> (Vec<u8>, u32) {
+    let table: Vec<u8> = crcs.into_iter().flat_map(u32::to_le_bytes).collect();
     let crc = crc32fast::hash(&table);
     (table, crc)
 }
@@ -1195,13 +1201,7 @@ impl Appender {
                 chunks.for_each(|chunk| whole.combine(&chunk));
                 (Vec::new(), whole.finalize())
             }
-            _ => {
-                let chunk_table: Vec<u8> = chunks
-                    .flat_map(|chunk| chunk.finalize().to_le_bytes())
-                    .collect();
-                let crc32 = crc32fast::hash(&chunk_table);
-                (chunk_table, crc32)
-            }
+            _ => table_of(chunks.map(crc32fast::Hasher::finalize)),
         };
         let info = SectionInfo {
             offset: open.offset,
