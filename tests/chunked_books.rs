@@ -420,3 +420,74 @@ fn whole_levels_are_not_read_from_a_book_opened_for_lookups() {
     let lazy = OwareBook::open_for_lookups(&path).unwrap();
     lazy.level_bytes(6);
 }
+
+/// Opening for lookups reads the header and chunk tables alone: a level's
+/// frame (its block offsets) and, where the level is too small for chunks,
+/// its checksum are checked when a lookup first reads it. A book with one
+/// level's offsets broken (the section resealed to pass its checksum) and
+/// another level's bytes damaged opens for lookups; every lookup elsewhere
+/// answers as in the undamaged book, and each lookup in those two levels
+/// fails, again and again, naming the level and why. A full open refuses
+/// either book.
+#[test]
+fn levels_are_checked_when_a_lookup_first_reads_them() {
+    let seeds = 8;
+    let generated = generate(GenerateOptions::new(seeds), |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("eight.book");
+    OwareBook::write(&path, &generated).unwrap();
+    let reference = OwareBook::open(&path).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    let (params, sections) = (get_u32(&bytes, 16) as usize, get_u32(&bytes, 20) as usize);
+    let section = |level: usize| {
+        let entry = entry_at(params, level);
+        let offset = get_u64(&bytes, entry) as usize;
+        (entry, offset..offset + get_u64(&bytes, entry + 8) as usize)
+    };
+    // Level 5: its first block offset (always 0) made 1, the section's
+    // checksum and the header's recomputed.
+    let (entry, framed) = section(5);
+    let broken_frame = resealed(&bytes, params, sections, |b| {
+        b[framed.start] ^= 1;
+        let crc = crc32fast::hash(&b[framed.clone()]);
+        b[entry + 32..entry + 36].copy_from_slice(&crc.to_le_bytes());
+    });
+    // Level 7: a byte in the middle of its records changed, nothing resealed.
+    let (_, damaged) = section(7);
+    let mut broken_bytes = bytes.clone();
+    broken_bytes[(damaged.start + damaged.end) / 2] ^= 0x10;
+
+    let index = BoardIndex::new(seeds);
+    for (book, level, reason) in [
+        (broken_frame, 5, "block offsets do not span the records"),
+        (broken_bytes, 7, "checksum mismatch in section 7"),
+    ] {
+        fs::write(&path, &book).unwrap();
+        assert!(OwareBook::open(&path).is_err(), "level {level}");
+        let lazy = OwareBook::open_for_lookups(&path).unwrap();
+        let (mut answered, mut refused) = (0, 0);
+        for rank in 0..index.states() {
+            let board = index.board(rank);
+            for turns in [1, 37, DEFAULT_TURN_LIMIT] {
+                match lazy.value(&board, turns) {
+                    Ok(value) => {
+                        assert_ne!(board.seeds() as usize, level, "{board}");
+                        assert_eq!(Ok(value), reference.value(&board, turns), "{board}");
+                        answered += 1;
+                    }
+                    Err(ProbeError::Corrupt {
+                        seeds, reason: why, ..
+                    }) => {
+                        assert_eq!(seeds as usize, level, "{board}");
+                        assert!(why.contains(reason), "{why}");
+                        refused += 1;
+                    }
+                    Err(e) => panic!("{board}: {e}"),
+                }
+            }
+        }
+        let boards = |level: usize| index.level_starts()[level + 1] - index.level_starts()[level];
+        assert_eq!(refused, 3 * boards(level), "level {level}");
+        assert_eq!(answered, 3 * (index.states() - boards(level)));
+    }
+}

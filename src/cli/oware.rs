@@ -519,6 +519,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // unless one is given.
     let extended = args.extend.as_ref().map(|old| {
         OwareBook::open_for_lookups(old)
+            .and_then(|book| book.check_frames().map(|()| book))
             .map_err(|e| named_extend(unreadable_book(e)))
             .map(|book| (book.turn_limit(), book.max_seeds(), book.file_len()))
     });

@@ -28,7 +28,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -122,7 +122,8 @@ pub enum ProbeError {
     TooManySeeds { seeds: u32, max_seeds: u32 },
     /// Turns left outside `1..=turn_limit`.
     TurnsOutOfRange { turns_left: u32, turn_limit: u32 },
-    /// A record the lookup read is malformed (a book opened with
+    /// A record the lookup read, or the frame of its level (its block
+    /// offsets), is malformed or fails its checksum (a book opened with
     /// [`OwareBook::open_for_lookups`]; [`OwareBook::open`] finds it on
     /// opening), or, from [`OwareBook::analyse`] and
     /// [`OwareBook::best_line`] on any book, values that contradict each
@@ -311,6 +312,10 @@ pub struct OwareBook {
     turn_limit: u32,
     turns_swept: u32,
     levels: Vec<LevelInfo>,
+    /// Per level, on a book opened for lookups in a per-board encoding:
+    /// whether its frame (the block offsets and their wraps) is sound,
+    /// checked when a lookup first reads the level, or the reason it is not.
+    frames: Box<[OnceLock<Result<(), String>>]>,
     index: BoardIndex,
 }
 
@@ -341,10 +346,14 @@ impl OwareBook {
     /// [`ProbeError::Corrupt`]). Checking every byte and record is most of
     /// what opening a large book takes: on the project's 2-core machine, a
     /// probe of the 20-seed book took 7.3 s with every record checked, 0.24-
-    /// 0.28 s with every checksum (a book written before chunks), and
-    /// 0.012-0.015 s checking the chunks of 64 KiB its lookups read (see
-    /// [`crate::book`]; the frame of each level is read on opening, and a
-    /// level under 16 MiB is checked whole then).
+    /// 0.28 s with every checksum (a book written before chunks), 0.012-
+    /// 0.015 s checking the chunks of 64 KiB its lookups read and every
+    /// level's frame, and 0.003-0.004 s (0.007 s with the file out of the
+    /// page cache) now that opening reads the header and chunk tables alone
+    /// (see [`crate::book`]): a level's frame (its block offsets) is checked
+    /// when a lookup first reads the level, and a level under
+    /// [`crate::book::CHUNKED_FROM`] bytes, unchunked, is checksummed whole
+    /// then.
     ///
     /// The whole-book readers ([`OwareBook::solution`],
     /// [`OwareBook::level_stats`], [`OwareBook::export_flat`]) are for books
@@ -458,28 +467,14 @@ impl OwareBook {
                     let changed = turn > 1 || layer(1).iter().any(|&v| v != 0);
                     latest = Some(if changed { turn } else { 0 });
                 }
-                Some(codec) => {
-                    let boards = states as usize;
-                    // A checksum that fails, where they are checked as read.
-                    let mut failed = None;
-                    let checked = if check_records {
-                        compact::Level::parse(bytes, codec, boards, last_change as u32, bound)
-                            .map(|(_, turn)| latest = Some(u64::from(turn)))
-                    } else {
-                        compact::Level::structure_ensured(bytes, codec, boards, |range| {
-                            container.ensure(seeds, range).map_err(|e| {
-                                let reason = failed_checksum(&e);
-                                failed = Some(e);
-                                reason
-                            })
-                        })
-                        .map(drop)
-                    };
-                    if let Some(e) = failed {
-                        return Err(e);
-                    }
-                    checked.map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
+                Some(codec) if check_records => {
+                    compact::Level::parse(bytes, codec, states as usize, last_change as u32, bound)
+                        .map(|(_, turn)| latest = Some(u64::from(turn)))
+                        .map_err(|e| container.corrupt(format!("level {seeds}: {e}")))?;
                 }
+                // Its frame is checked when a lookup first reads it
+                // (`OwareBook::framed`).
+                Some(_) => {}
             }
             if let Some(latest) = latest.filter(|&turn| turn.max(1) != last_change) {
                 return Err(container.corrupt(format!(
@@ -508,6 +503,7 @@ impl OwareBook {
             turn_limit: turn_limit as u32,
             turns_swept: turns_swept as u32,
             index: BoardIndex::new(max_seeds as u32),
+            frames: levels.iter().map(|_| OnceLock::new()).collect(),
             levels,
             container,
         })
@@ -746,6 +742,21 @@ impl OwareBook {
         self.container.ensure_all()
     }
 
+    /// Checks the frame of every level of a book opened for lookups (each
+    /// level's block offsets, and the checksums of the bytes they lie in:
+    /// a level under [`crate::book::CHUNKED_FROM`] bytes whole) now rather
+    /// than at each level's first lookup; a no-op on a book checked whole
+    /// on opening.
+    pub fn check_frames(&self) -> Result<(), BookError> {
+        let Some(codec) = self.encoding.codec().filter(|_| !self.records_checked) else {
+            return Ok(());
+        };
+        (0..self.levels.len()).try_for_each(|seeds| {
+            self.framed(seeds, codec)
+                .map_err(|reason| self.container.corrupt(format!("level {seeds}: {reason}")))
+        })
+    }
+
     /// The container's table entry of each level (its bytes' offset, length
     /// and checksums: whole, or in chunks), level by level.
     pub fn sections(&self) -> &[SectionInfo] {
@@ -810,6 +821,9 @@ impl OwareBook {
                 section[at] as i8
             }
             Some(codec) => {
+                if !self.records_checked {
+                    self.framed(seeds, codec).map_err(corrupt)?;
+                }
                 let level_data = compact::Level::trusted(section, codec, level.states as usize);
                 if self.records_checked {
                     level_data.value(rank, turns_left)
@@ -827,6 +841,25 @@ impl OwareBook {
             }
         };
         Ok(i32::from(value))
+    }
+
+    /// Whether level `seeds`'s frame is sound, on a book opened for lookups
+    /// in a per-board encoding: checked on the first call (the bytes it
+    /// reads checksummed first), the outcome kept.
+    fn framed(&self, seeds: usize, codec: compact::Codec) -> Result<(), String> {
+        self.frames[seeds]
+            .get_or_init(|| {
+                let states = self.levels[seeds].states as usize;
+                let section = self.container.section(seeds);
+                compact::Level::structure_ensured(section, codec, states, |range| {
+                    self.container
+                        .ensure(seeds, range)
+                        .map_err(|e| failed_checksum(&e))
+                })
+                .map(drop)
+                .map_err(|e| e.0)
+            })
+            .clone()
     }
 
     /// Stops a whole-book reader on a book whose records were not all checked.
