@@ -36,6 +36,10 @@
 //! chunk tables at once, and each chunk (or unchunked section) only when a
 //! reader first asks for bytes of it ([`Container::ensure`]): a lookup in a
 //! book of tens of gigabytes reads a few chunks of it, not the whole file.
+//! Its mapping is marked for random access, so that the kernel reads no
+//! more around a page a read touches (Linux reads ahead up to the device's
+//! setting, 8 MB on the project's machines, around each), and each piece is
+//! asked for whole as it is checked.
 //!
 //! Files are written under a temporary name beside the target and renamed
 //! into place once complete, so a crash never leaves a partial book behind:
@@ -68,7 +72,7 @@ pub const MAGIC: [u8; 8] = *b"ENDBOOK\0";
 /// version 1; both are read).
 pub const FORMAT_VERSION: u32 = 2;
 /// Writers check sections of at least this many bytes in chunks.
-pub const CHUNKED_FROM: u64 = 16 << 20;
+pub const CHUNKED_FROM: u64 = 2 << 20;
 /// Writers' chunks are `2^CHUNK_SHIFT` bytes (64 KiB): what a lookup's
 /// first read of a chunk checks.
 pub const CHUNK_SHIFT: u32 = 16;
@@ -284,6 +288,44 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
+impl Bytes {
+    /// For a file read in scattered pieces: no readahead around the pages
+    /// a read faults in (Linux reads ahead up to the device's setting, often
+    /// megabytes, around each). Each piece is then asked for whole by
+    /// [`Bytes::will_read`] before it is read.
+    fn random_access(&self) {
+        #[cfg(unix)]
+        if let Bytes::Mapped(map) = self {
+            // A hint: where the kernel refuses it, reads only take longer.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+    }
+
+    /// Readies the bytes of `range`, about to be read: a range of up to
+    /// 1 MiB is asked for whole (a request per chunk of 64 KiB, started
+    /// before the first read: one for the whole range would be cut at the
+    /// device's readahead, 128 KB by default, and past it each page of a
+    /// range marked random read alone), a longer one (a section checked
+    /// whole, or every chunk of one) read ahead as usual again.
+    fn will_read(&self, range: Range<usize>) {
+        #[cfg(unix)]
+        if let Bytes::Mapped(map) = self {
+            use memmap2::Advice;
+            // Hints, as above.
+            if range.len() > 1 << 20 {
+                let _ = map.advise_range(Advice::Normal, range.start, range.len());
+            } else {
+                for start in range.clone().step_by(1 << CHUNK_SHIFT) {
+                    let len = (range.end - start).min(1 << CHUNK_SHIFT);
+                    let _ = map.advise_range(Advice::WillNeed, start, len);
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+}
+
 impl Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -393,6 +435,11 @@ impl Container {
             path: path.clone(),
             reason,
         };
+        if check == Check::ChunkTables {
+            // Lookups read a few scattered pieces: each is asked for whole
+            // as it is checked (`failed_piece`), and nothing around it.
+            bytes.random_access();
+        }
         let Header {
             params,
             sections,
@@ -422,6 +469,7 @@ impl Container {
                 (section.offset + section.len) as usize,
                 section.end() as usize,
             );
+            bytes.will_read(start..end);
             section.chunk_shift != 0 && crc32fast::hash(&bytes[start..end]) != section.crc32
         });
         if let Some(i) = tables {
@@ -474,8 +522,18 @@ impl Container {
     /// the whole section where it has none) whose checksum fails, as words
     /// to follow the section's name (", bytes a..b", or nothing for the
     /// whole section); `None` if all pass. Chunks are checked in parallel.
-    fn failed_piece(bytes: &[u8], section: &SectionInfo, pieces: Range<u64>) -> Option<String> {
-        let data = &bytes[section.offset as usize..(section.offset + section.len) as usize];
+    /// The bytes are asked for whole first ([`Bytes::will_read`]).
+    fn failed_piece(bytes: &Bytes, section: &SectionInfo, pieces: Range<u64>) -> Option<String> {
+        let offset = section.offset as usize;
+        let data = &bytes[offset..offset + section.len as usize];
+        let within = match section.chunk_shift {
+            0 => 0..data.len(),
+            shift => {
+                let start = (pieces.start << shift) as usize;
+                start.min(data.len())..((pieces.end << shift) as usize).min(data.len())
+            }
+        };
+        bytes.will_read(offset + within.start..offset + within.end);
         if section.chunk_shift == 0 {
             return (crc32(data) != section.crc32).then(String::new);
         }
