@@ -538,6 +538,16 @@ fn a_closed_output_pipe_ends_quietly() {
     for args in [
         &["oware", "info", "--book", book_arg()][..],
         &["oware", "stats", "--book", book_arg()][..],
+        &[
+            "oware",
+            "export",
+            "--book",
+            book_arg(),
+            "--format",
+            "flat",
+            "--out",
+            "-",
+        ][..],
     ] {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
@@ -555,6 +565,36 @@ fn a_closed_output_pipe_ends_quietly() {
         );
         assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
     }
+}
+
+/// A generation whose stderr reader has gone (a log pipe closed, the pipe's
+/// read end closed here before the command starts) goes on to its book:
+/// notes and progress that cannot be written are dropped, and the book is
+/// the library's, byte for byte.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_generation_outlives_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("8.book");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let run = Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(generate_args("8", &out, &[]))
+        .stdout(Stdio::piped())
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{:?}", run.status);
+    assert!(
+        text(&run.stdout).contains("seeds        boards"),
+        "{}",
+        text(&run.stdout)
+    );
+    let library = OwareBook::to_bytes(&generate(GenerateOptions::new(8), |_| {}));
+    assert!(
+        std::fs::read(&out).unwrap() == library,
+        "the book differs from the library's"
+    );
 }
 
 /// `export --out -` into /dev/null (where a closed standard output ends up

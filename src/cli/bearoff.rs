@@ -288,7 +288,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     args.resources.check_memory(memory, work)?;
     args.disk.check(options.book_bytes(), 0, &out)?;
     note_replacing(&out);
-    eprintln!(
+    note!(
         "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
         grouped(Universe::full_layout(args.checkers).positions() as u64),
         args.checkers,
@@ -453,7 +453,7 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let kernel = kernel(KernelArg::Auto)?;
     let evaluation = solving(|report| Evaluation::solve(plan, !args.cubeless, kernel, report));
-    eprintln!(
+    note!(
         "solved {} reachable, {}, in {:.3} s on {threads} threads",
         counted(evaluation.sides() as u64, "side"),
         counted(evaluation.pairs(), "pair"),
@@ -623,7 +623,7 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     let memory = book.file_len() + generation.max(rolls) + BESIDE_TABLE;
     args.resources
         .check_memory(memory, || format!("verifying {}", args.book.display()))?;
-    eprintln!(
+    note!(
         "verifying {} ({} checkers per side{}) against {}: {threads} threads{}, about {} of memory",
         args.book.display(),
         book.checkers(),

@@ -4,7 +4,18 @@
 //! that are missing, foreign or corrupt), 1 when the work itself fails (for
 //! example a full disk). Errors go to stderr as one line, `endbook: ...`.
 //! On Linux, output cut off by its reader (`| head`) ends the process by
-//! SIGPIPE, quietly.
+//! SIGPIPE, quietly. Notes and progress on stderr are written with their
+//! failures ignored (`note!`): a run whose stderr reader has gone (a log
+//! pipe closed, a terminal hung up under `nohup`) goes on to its book.
+
+/// Writes a line to stderr, like `eprintln!`, ignoring a failure: notes and
+/// progress are not worth stopping the work for.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod bearoff;
 mod checkpoint;
@@ -73,7 +84,6 @@ impl fmt::Display for CliError {
 }
 
 pub fn main() -> ExitCode {
-    quiet_broken_pipes();
     interrupt::install();
     report_failed_prints();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -96,7 +106,7 @@ pub fn main() -> ExitCode {
         Err(error) => {
             // One line whatever it quotes (a path with a newline or an
             // escape sequence in it, say).
-            eprintln!("endbook: {}", escape_controls(&error.to_string()));
+            note!("endbook: {}", escape_controls(&error.to_string()));
             match error {
                 CliError::Input(_) => ExitCode::from(2),
                 CliError::Failure(_) => ExitCode::from(1),
@@ -121,7 +131,7 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
     if let Some(message) = hyphen_value(&error, args) {
-        eprintln!("endbook: {message} (see --help)");
+        note!("endbook: {message} (see --help)");
         return ExitCode::from(2);
     }
     // Every argument clap quotes as it was given (a value, a flag, a
@@ -164,7 +174,7 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
         message.push_str(detail);
     }
     let message = message.strip_prefix("error: ").unwrap_or(&message);
-    eprintln!("endbook: {message}{} (see --help)", side_hint(&error, args));
+    note!("endbook: {message}{} (see --help)", side_hint(&error, args));
     ExitCode::from(2)
 }
 
@@ -307,19 +317,24 @@ fn value_option(args: &[String], long: &str) -> Option<bool> {
     Some(numbers.iter().any(|number| kind == *number))
 }
 
-/// Gives SIGPIPE back its default action, which Rust's runtime sets to
-/// ignore: output piped into a reader that stops early (`endbook oware info
-/// ... | head -3`) then ends the process quietly, as it does other
-/// command-line tools, instead of a panic with a backtrace at the next print.
-#[cfg(target_os = "linux")]
-fn quiet_broken_pipes() {
-    // SAFETY: `signal` with `SIG_DFL` only sets SIGPIPE's disposition; it is
-    // called first thing in `main`, before any other thread exists.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+/// Ends the process as a closed pipe ends other command-line tools: by
+/// SIGPIPE, quietly, on Linux (exit code 1 elsewhere), for output whose
+/// reader stopped early (`endbook oware info ... | head -3`).
+///
+/// Rust's runtime ignores SIGPIPE, and so does this program: a write to a
+/// pipe without a reader fails instead. On stderr that failure is ignored
+/// (see `note!`); on stdout it ends the process here.
+pub(crate) fn end_by_broken_pipe() -> ! {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `signal` with `SIG_DFL` only sets SIGPIPE's disposition, and
+    // `raise` sends it to this thread, ending the process: nothing runs
+    // after either that could see a state they changed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(1)
 }
-
-#[cfg(not(target_os = "linux"))]
-fn quiet_broken_pipes() {}
 
 /// Output that cannot be written (a full disk, `>/dev/full`) makes
 /// `println!` panic: such a panic ends the process with one line on stderr
@@ -335,9 +350,12 @@ fn report_failed_prints() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("os error 32") {
+            // EPIPE: the reader has gone.
+            end_by_broken_pipe();
+        }
         if message.starts_with("failed printing to std") {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "endbook: {message}");
+            note!("endbook: {message}");
             std::process::exit(1);
         }
         default(info);
@@ -501,7 +519,7 @@ fn cores() -> usize {
 /// under another name and renamed over it only once complete.
 fn note_replacing(out: &Path) {
     if let Ok(meta) = std::fs::metadata(out) {
-        eprintln!(
+        note!(
             "note: {} ({}) exists: it is replaced once this run is complete",
             out.display(),
             human_bytes(meta.len())
@@ -661,8 +679,7 @@ enum LineError {
 /// starting with '#', by `answer`, one line of output each, flushed at the
 /// end; stops at the first bad line (or one that is not UTF-8), naming it
 /// and the `format` expected (exit code 2). A reader that stops early ends
-/// the process by SIGPIPE on Linux (see `quiet_broken_pipes`), elsewhere
-/// the answers quietly.
+/// the process ([`end_by_broken_pipe`]).
 fn answer_lines(
     format: &str,
     mut answer: impl FnMut(&str) -> Result<String, LineError>,
@@ -688,12 +705,15 @@ fn answer_lines(
         })?;
         if let Err(e) = writeln!(out, "{answered}") {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(());
+                end_by_broken_pipe();
             }
             return Err(write_failed(e));
         }
     }
-    out.flush().map_err(write_failed)
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_by_broken_pipe(),
+        flushed => flushed.map_err(write_failed),
+    }
 }
 
 /// A book that could not be opened, as bad input; a book of the other game

@@ -315,7 +315,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
 fn open_book(path: &Path) -> Result<OwareBook, CliError> {
     const NOTED_FROM: u64 = 500_000_000;
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() && meta.len() >= NOTED_FROM => eprintln!(
+        Ok(meta) if meta.is_file() && meta.len() >= NOTED_FROM => note!(
             "note: checking every record of {} ({})...",
             path.display(),
             human_bytes(meta.len())
@@ -746,7 +746,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         locks.push(lock_checkpoint(&checkpoint)?);
     }
     if existing == CheckpointState::Empty && !args.resume {
-        eprintln!(
+        note!(
             "{} holds no finished level (an interrupted run's): starting from scratch",
             checkpoint.display()
         );
@@ -761,7 +761,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 Some(checkpoint.clone())
             }
             Err(BookError::NotABook { .. }) => {
-                eprintln!(
+                note!(
                     "the checkpoint at {} holds no finished level yet: starting from scratch",
                     checkpoint.display()
                 );
@@ -774,7 +774,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             Err(error) => return Err(unresumable(&error)),
         },
         (None, true) => {
-            eprintln!(
+            note!(
                 "no checkpoint at {}: starting from scratch",
                 checkpoint.display()
             );
@@ -795,7 +795,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         locks.push(lock_checkpoint(&checkpoint)?);
     }
     let mut interrupted = None;
-    eprintln!(
+    note!(
         "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, about {} of memory",
         grouped(states),
         args.max_seeds,
@@ -805,7 +805,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     );
     let (base, writer) = match base {
         Some(book) => {
-            eprintln!(
+            note!(
                 "taking over levels 0..={} from {}",
                 book.max_seeds(),
                 base_path.as_deref().unwrap_or(Path::new("?")).display()
@@ -1302,7 +1302,7 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     let estimate = VERIFY_BESIDE + 3 * book.file_len() + 31 * largest + 3 * boards;
     args.resources
         .check_memory(estimate, || format!("verifying {}", args.book.display()))?;
-    eprintln!(
+    note!(
         "verifying {}: {} boards, {threads} threads, about {} of memory",
         args.book.display(),
         grouped(boards),
@@ -1368,7 +1368,7 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
     } else {
         format!("levels {min_seeds}-{max}")
     };
-    eprintln!(
+    note!(
         "verifying {} by sample: {} draws from {levels} (draw seed {seed}), {threads} threads",
         args.book.display(),
         grouped(samples)
@@ -1619,11 +1619,16 @@ fn export_to_stdout(book: &OwareBook, layers: u32) -> Result<(), CliError> {
     // runtime opens it there): the export would seem to succeed.
     #[cfg(target_os = "linux")]
     if same_file(Path::new("/proc/self/fd/1"), Path::new("/dev/null")) {
-        eprintln!(
+        note!(
             "note: standard output is /dev/null (or was closed when endbook started): the export goes nowhere"
         );
     }
-    let failed = |e: io::Error| CliError::Failure(format!("standard output: {e}"));
+    let failed = |e: io::Error| {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            super::end_by_broken_pipe();
+        }
+        CliError::Failure(format!("standard output: {e}"))
+    };
     let mut writer = ShowingProgress::new(
         BufWriter::with_capacity(1 << 20, stdout.lock()),
         book,
@@ -1688,7 +1693,7 @@ impl<W: Write> Write for ShowingProgress<W> {
 
 /// The line on stderr after an export to `to`.
 fn print_exported(to: &str, book: &OwareBook, layers: u32) {
-    eprintln!(
+    note!(
         "wrote {to} ({} bytes: {} x {} boards with 1..={} seeds)",
         grouped(book.flat_len(layers)),
         counted(u64::from(layers), "layer"),

@@ -103,7 +103,7 @@ impl LevelProgress {
             }
             None => {
                 self.lines.finish();
-                eprintln!("{levels}: {summary}");
+                note!("{levels}: {summary}");
             }
         }
     }
