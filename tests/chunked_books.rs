@@ -423,12 +423,12 @@ fn whole_levels_are_not_read_from_a_book_opened_for_lookups() {
 
 /// Opening for lookups reads the header and chunk tables alone: a level's
 /// frame (its block offsets) and, where the level is too small for chunks,
-/// its checksum are checked when a lookup first reads it. A book with one
-/// level's offsets broken (the section resealed to pass its checksum) and
-/// another level's bytes damaged opens for lookups; every lookup elsewhere
-/// answers as in the undamaged book, and each lookup in those two levels
-/// fails, again and again, naming the level and why. A full open refuses
-/// either book.
+/// its checksum are checked when a lookup first reads it, the checksum
+/// first. Books with one level's offsets broken (the section resealed to
+/// pass its checksum, or not), or its records damaged, open for lookups;
+/// every lookup elsewhere answers as in the undamaged book, and each lookup
+/// in the damaged level fails, again and again, naming the level and why.
+/// A full open refuses each book.
 #[test]
 fn levels_are_checked_when_a_lookup_first_reads_them() {
     let seeds = 8;
@@ -456,11 +456,17 @@ fn levels_are_checked_when_a_lookup_first_reads_them() {
     let (_, damaged) = section(7);
     let mut broken_bytes = bytes.clone();
     broken_bytes[(damaged.start + damaged.end) / 2] ^= 0x10;
+    // Level 6: its first block offset made 1, nothing resealed: its bytes
+    // are checked before its frame is read.
+    let (_, first) = section(6);
+    let mut broken_first = bytes.clone();
+    broken_first[first.start] ^= 1;
 
     let index = BoardIndex::new(seeds);
     for (book, level, reason) in [
         (broken_frame, 5, "block offsets do not span the records"),
         (broken_bytes, 7, "checksum mismatch in section 7"),
+        (broken_first, 6, "checksum mismatch in section 6"),
     ] {
         fs::write(&path, &book).unwrap();
         assert!(OwareBook::open(&path).is_err(), "level {level}");
@@ -490,4 +496,67 @@ fn levels_are_checked_when_a_lookup_first_reads_them() {
         assert_eq!(refused, 3 * boards(level), "level {level}");
         assert_eq!(answered, 3 * (index.states() - boards(level)));
     }
+}
+
+/// `bytes` (a book) as a build laid it out while only larger sections were
+/// chunked: each chunked section's table zeroed (padding now) or cut off
+/// the end, its checksum the whole section's, the header resealed.
+#[cfg(feature = "cli")]
+fn without_chunks(bytes: &[u8]) -> Vec<u8> {
+    let (params, sections) = (get_u32(bytes, 16) as usize, get_u32(bytes, 20) as usize);
+    let mut end_of_last = 0;
+    let mut old = resealed(bytes, params, sections, |b| {
+        for i in 0..sections {
+            let entry = entry_at(params, i);
+            let (offset, len) = (get_u64(b, entry) as usize, get_u64(b, entry + 8) as usize);
+            end_of_last = offset + len;
+            if get_u32(b, entry + 36) == 0 {
+                continue;
+            }
+            let table_len = 4 * len.div_ceil(CHUNK);
+            b[offset + len..offset + len + table_len].fill(0);
+            let crc = crc32fast::hash(&b[offset..offset + len]);
+            b[entry + 32..entry + 36].copy_from_slice(&crc.to_le_bytes());
+            b[entry + 36..entry + 40].fill(0);
+        }
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+    });
+    old.truncate(end_of_last);
+    old
+}
+
+/// A checkpoint an earlier build began, whose levels of 2 to 16 MiB are
+/// checked whole (an 11-seed book: levels 10 and 11), is taken over by
+/// copying its levels into a new book: `--resume` gives the book a fresh
+/// run gives, byte for byte, levels 10 and 11 chunked.
+#[cfg(feature = "cli")]
+#[test]
+fn resuming_an_earlier_builds_checkpoint_gives_a_fresh_runs_book() {
+    let fresh = OwareBook::to_bytes(&generate(GenerateOptions::new(12), |_| {}));
+    let eleven = OwareBook::to_bytes(&generate(GenerateOptions::new(11), |_| {}));
+    let params = get_u32(&eleven, 16) as usize;
+    assert_ne!(
+        get_u32(&eleven, entry_at(params, 10) + 36),
+        0,
+        "level 10 chunked"
+    );
+    let old = without_chunks(&eleven);
+    assert_eq!(get_u32(&old, 8), 1);
+    // Still a sound book, with the same values.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("12.book");
+    let checkpoint = dir.path().join("12.book.checkpoint");
+    fs::write(&checkpoint, &old).unwrap();
+    assert_eq!(OwareBook::open(&checkpoint).unwrap().max_seeds(), 11);
+    let run = common::endbook(&common::generate_args("12", &out, &["--resume"]));
+    assert!(run.status.success(), "{}", common::text(&run.stderr));
+    assert!(
+        common::text(&run.stderr).contains("taking over levels 0..=11"),
+        "{}",
+        common::text(&run.stderr)
+    );
+    assert!(
+        fs::read(&out).unwrap() == fresh,
+        "the resumed book differs from a fresh run's"
+    );
 }

@@ -536,11 +536,9 @@ fn lookups_check_the_records_they_read_when_opened_for_lookups() {
         let bytes = with_section(Encoding::Changes, level, section);
         std::fs::write(&path, &bytes).unwrap();
         let full = OwareBook::from_bytes(bytes);
-        let Ok(lazy) = OwareBook::open_for_lookups(&path) else {
-            // The frame itself is bad: `open` refuses it too.
-            assert!(full.is_err());
-            continue;
-        };
+        // Opening for lookups reads the header alone: a bad frame too is
+        // found by the lookups below, in its level.
+        let lazy = OwareBook::open_for_lookups(&path).unwrap();
         let mut corrupt = 0;
         for (board, _) in index.boards_from(0) {
             for turns in [1, 2, 30, 200] {

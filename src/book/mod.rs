@@ -73,6 +73,12 @@ pub const MAGIC: [u8; 8] = *b"ENDBOOK\0";
 pub const FORMAT_VERSION: u32 = 2;
 /// Writers check sections of at least this many bytes in chunks.
 pub const CHUNKED_FROM: u64 = 2 << 20;
+/// An unchunked section of at least this many bytes (in a book written
+/// before chunks, or while they began at 16 MiB) is checked on opening for
+/// lookups, in parallel, rather than serially at its first lookup. Fixed,
+/// whatever [`CHUNKED_FROM`] is: sections under it, in books written since
+/// that threshold came down to 2 MiB, wait for their first lookup.
+const WHOLE_ON_OPEN_FROM: u64 = 16 << 20;
 /// Writers' chunks are `2^CHUNK_SHIFT` bytes (64 KiB): what a lookup's
 /// first read of a chunk checks.
 pub const CHUNK_SHIFT: u32 = 16;
@@ -478,11 +484,11 @@ impl Container {
                 what: format!("the chunk table of section {i}"),
             });
         }
-        // Checked now: every section, or for lookups those large ones a
-        // book written before chunks checks whole (each lookup's first read
+        // Checked now: every section, or for lookups the large ones a book
+        // written before chunks checks whole (each lookup's first read
         // would check it; in parallel here).
         let now = |section: &SectionInfo| {
-            check == Check::All || (section.chunk_shift == 0 && section.len >= CHUNKED_FROM)
+            check == Check::All || (section.chunk_shift == 0 && section.len >= WHOLE_ON_OPEN_FROM)
         };
         let mismatch = sections
             .par_iter()
@@ -1127,6 +1133,17 @@ impl Appender {
         self.sections.len()
     }
 
+    /// Whether every section so far is checked as this build's writers
+    /// check sections of its length (in chunks of [`CHUNK_SHIFT`] from
+    /// [`CHUNKED_FROM`] bytes, whole below): not so in a book an earlier
+    /// build began, whose sections a book written whole now would hold
+    /// otherwise.
+    pub fn laid_out_as_written(&self) -> bool {
+        self.sections
+            .iter()
+            .all(|section| section.chunk_shift == self.chunking.shift_for(section.len))
+    }
+
     /// Appends a section (not yet part of the book until the next commit).
     pub fn append(&mut self, section: SectionData<'_>) -> Result<(), BookError> {
         self.append_pieces(section.meta, &[section.bytes])
@@ -1419,25 +1436,48 @@ mod tests {
         }
     }
 
+    /// Sections checked whole, as in a book written before chunks.
+    const NEVER: Chunking = Chunking {
+        shift: CHUNK_SHIFT,
+        from: u64::MAX,
+    };
+
     /// A book written before chunks (version 1) whose section is large
-    /// checks it on opening for lookups, in parallel, as before chunks.
+    /// checks it on opening for lookups, in parallel, as before chunks; one
+    /// under 16 MiB (over [`CHUNKED_FROM`], as books held while chunks began
+    /// at 16 MiB) waits for its first lookup.
     #[test]
     fn large_unchunked_sections_are_checked_on_opening_for_lookups() {
-        let data: Vec<u8> = (0..CHUNKED_FROM as u32)
-            .map(|i| (i ^ (i >> 9)) as u8)
-            .collect();
-        let never = Chunking {
-            shift: CHUNK_SHIFT,
-            from: u64::MAX,
-        };
-        let mut bytes = written(&[&data], never);
-        assert_eq!(read_u32(&bytes, 8), 1, "version 1");
-        let at = bytes.len() - 1000;
-        bytes[at] ^= 1;
-        assert!(matches!(
-            for_lookups(bytes),
-            Err(BookError::ChecksumMismatch { .. })
-        ));
+        for (len, on_opening) in [(WHOLE_ON_OPEN_FROM, true), (2 * CHUNKED_FROM, false)] {
+            let data: Vec<u8> = (0..len as u32).map(|i| (i ^ (i >> 9)) as u8).collect();
+            let mut bytes = written(&[&data], NEVER);
+            assert_eq!(read_u32(&bytes, 8), 1, "version 1");
+            let at = bytes.len() - 1000;
+            bytes[at] ^= 1;
+            match for_lookups(bytes) {
+                Err(BookError::ChecksumMismatch { .. }) => assert!(on_opening, "{len} bytes"),
+                Ok(container) => {
+                    assert!(!on_opening, "{len} bytes");
+                    assert!(container.ensure(0, 0..1).is_err());
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// A book whose sections are checked otherwise than this build's
+    /// writers would check them (one an earlier build began) is not laid
+    /// out as written; one they wrote is.
+    #[test]
+    fn appenders_tell_a_layout_of_another_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..CHUNKED_FROM as u32).map(|i| (i * 7) as u8).collect();
+        for (chunking, as_written) in [(NEVER, false), (Chunking::BOOKS, true)] {
+            let path = dir.path().join("book");
+            std::fs::write(&path, written(&[&[1, 2, 3], &data], chunking)).unwrap();
+            let (appender, _) = Appender::reopen(&path, *b"TEST").unwrap();
+            assert_eq!(appender.laid_out_as_written(), as_written);
+        }
     }
 
     /// An appender's book of empty sections alone (no byte written past its

@@ -847,19 +847,23 @@ impl OwareBook {
     /// in a per-board encoding: checked on the first call (the bytes it
     /// reads checksummed first), the outcome kept.
     fn framed(&self, seeds: usize, codec: compact::Codec) -> Result<(), String> {
-        self.frames[seeds]
-            .get_or_init(|| {
-                let states = self.levels[seeds].states as usize;
-                let section = self.container.section(seeds);
-                compact::Level::structure_ensured(section, codec, states, |range| {
-                    self.container
-                        .ensure(seeds, range)
-                        .map_err(|e| failed_checksum(&e))
-                })
-                .map(drop)
-                .map_err(|e| e.0)
-            })
-            .clone()
+        let frame = &self.frames[seeds];
+        if let Some(outcome) = frame.get() {
+            return outcome.clone();
+        }
+        // Checked outside the cell's lock (threads that meet here each check
+        // it, alike): a check in parallel could otherwise steal a lookup of
+        // the same level, on the same thread, and wait on itself.
+        let states = self.levels[seeds].states as usize;
+        let section = self.container.section(seeds);
+        let outcome = compact::Level::structure_ensured(section, codec, states, |range| {
+            self.container
+                .ensure(seeds, range)
+                .map_err(|e| failed_checksum(&e))
+        })
+        .map(drop)
+        .map_err(|e| e.0);
+        frame.get_or_init(|| outcome).clone()
     }
 
     /// Stops a whole-book reader on a book whose records were not all checked.
@@ -1346,6 +1350,14 @@ impl BookWriter {
                 reason: "not an Oware book this build can append to".into(),
             });
         };
+        if !appender.laid_out_as_written() {
+            // Levels appended now would be checked otherwise than those
+            // before them, and the book would differ from a fresh run's.
+            return Err(BookError::Corrupt {
+                path: path.to_owned(),
+                reason: "its levels are checksummed as an earlier build laid them out".into(),
+            });
+        }
         let levels = appender.sections();
         Ok(Self::start(path, appender, levels, encoding))
     }
