@@ -528,35 +528,38 @@ fn argument_errors_are_one_line() {
 }
 
 /// Output whose reader has gone (`| head`) ends the process by SIGPIPE,
-/// with nothing on stderr: no panic at a failed print. The pipe's read end
-/// is closed before the command starts, so its first print finds it gone.
+/// with nothing on stderr: no panic at a failed print, no exit code of its
+/// own. The pipe's read end is closed before the command starts, so its
+/// first print finds it gone.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_closed_output_pipe_ends_quietly() {
     use std::os::unix::process::ExitStatusExt;
     const SIGPIPE: i32 = 13;
-    for args in [
-        &["oware", "info", "--book", book_arg()][..],
-        &["oware", "stats", "--book", book_arg()][..],
-        &[
-            "oware",
-            "export",
-            "--book",
-            book_arg(),
-            "--format",
-            "flat",
-            "--out",
-            "-",
-        ][..],
+    let lines = "20 0 0 0 0 0 1 0 0 0 0 0 1\n".repeat(5000);
+    for (args, stdin) in [
+        (&["oware", "info", "--book", book_arg()][..], ""),
+        (&["oware", "stats", "--book", book_arg()][..], ""),
+        (
+            &[
+                "oware",
+                "export",
+                "--book",
+                book_arg(),
+                "--format",
+                "flat",
+                "--out",
+                "-",
+            ][..],
+            "",
+        ),
+        (
+            &["oware", "probe", "--book", book_arg(), "--batch"][..],
+            &lines[..],
+        ),
+        (&["oware", "generate", "--help"][..], ""),
     ] {
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = Command::new(env!("CARGO_BIN_EXE_endbook"))
-            .args(args)
-            .stdout(writer)
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
+        let out = common::endbook_into_closed_pipe(args, stdin);
         assert_eq!(
             out.status.signal(),
             Some(SIGPIPE),

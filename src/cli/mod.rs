@@ -127,7 +127,12 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        let _ = error.print();
+        // (Help goes to stdout: a reader that has gone ends the process.)
+        if let Err(e) = error.print() {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                end_by_broken_pipe();
+            }
+        }
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
     if let Some(message) = hyphen_value(&error, args) {

@@ -68,6 +68,28 @@ pub fn endbook_with_stdin(args: &[&str], stdin: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// Runs the `endbook` binary with `args` and `stdin` as its input, its
+/// standard output a pipe whose read end is closed before it starts (a
+/// reader that has gone: its first print finds it so).
+#[allow(dead_code)]
+#[cfg(unix)]
+pub fn endbook_into_closed_pipe(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the endbook binary runs");
+    // (The command may end before it reads all of it.)
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
 /// Runs the `endbook` binary with `args` (built with the default feature
 /// `cli`; without it, the test crates that run it are left out).
 #[cfg(feature = "cli")]
