@@ -348,8 +348,8 @@ impl OwareBook {
     /// probe of the 20-seed book took 7.3 s with every record checked, 0.24-
     /// 0.28 s with every checksum (a book written before chunks), 0.012-
     /// 0.015 s checking the chunks of 64 KiB its lookups read and every
-    /// level's frame, and 0.003-0.004 s (0.007 s with the file out of the
-    /// page cache) now that opening reads the header and chunk tables alone
+    /// level's frame, and 0.003-0.005 s (0.006-0.011 s with the file out of
+    /// the page cache) now that opening reads the header and chunk tables alone
     /// (see [`crate::book`]): a level's frame (its block offsets) is checked
     /// when a lookup first reads the level, and a level under
     /// [`crate::book::CHUNKED_FROM`] bytes, unchunked, is checksummed whole
