@@ -527,6 +527,20 @@ fn argument_errors_are_one_line() {
     assert!(help.status.success() && text(&help.stdout).contains("--max-seeds"));
 }
 
+/// `export` of the 6-seed book, flat, to standard output.
+fn flat_export_to_stdout() -> [&'static str; 8] {
+    [
+        "oware",
+        "export",
+        "--book",
+        book_arg(),
+        "--format",
+        "flat",
+        "--out",
+        "-",
+    ]
+}
+
 /// Output whose reader has gone (`| head`) ends the process by SIGPIPE,
 /// with nothing on stderr: no panic at a failed print, no exit code of its
 /// own. The pipe's read end is closed before the command starts, so its
@@ -534,39 +548,18 @@ fn argument_errors_are_one_line() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_closed_output_pipe_ends_quietly() {
-    use std::os::unix::process::ExitStatusExt;
-    const SIGPIPE: i32 = 13;
     let lines = "20 0 0 0 0 0 1 0 0 0 0 0 1\n".repeat(5000);
     for (args, stdin) in [
         (&["oware", "info", "--book", book_arg()][..], ""),
         (&["oware", "stats", "--book", book_arg()][..], ""),
-        (
-            &[
-                "oware",
-                "export",
-                "--book",
-                book_arg(),
-                "--format",
-                "flat",
-                "--out",
-                "-",
-            ][..],
-            "",
-        ),
+        (&flat_export_to_stdout()[..], ""),
         (
             &["oware", "probe", "--book", book_arg(), "--batch"][..],
             &lines[..],
         ),
         (&["oware", "generate", "--help"][..], ""),
     ] {
-        let out = common::endbook_into_closed_pipe(args, stdin);
-        assert_eq!(
-            out.status.signal(),
-            Some(SIGPIPE),
-            "{args:?}: {:?}",
-            out.status
-        );
-        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+        common::assert_ends_by_sigpipe(args, stdin);
     }
 }
 
@@ -605,16 +598,7 @@ fn a_generation_outlives_its_stderr() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_export_to_dev_null_says_so() {
-    let export = [
-        "oware",
-        "export",
-        "--book",
-        book_arg(),
-        "--format",
-        "flat",
-        "--out",
-        "-",
-    ];
+    let export = flat_export_to_stdout();
     let note = "standard output is /dev/null (or was closed when endbook started)";
     let nowhere = Command::new(env!("CARGO_BIN_EXE_endbook"))
         .args(export)

@@ -70,12 +70,16 @@ pub fn endbook_with_stdin(args: &[&str], stdin: &str) -> std::process::Output {
 
 /// Runs the `endbook` binary with `args` and `stdin` as its input, its
 /// standard output a pipe whose read end is closed before it starts (a
-/// reader that has gone: its first print finds it so).
+/// reader that has gone: its first print finds it so), and asserts that it
+/// ends by SIGPIPE, as other command-line tools do, with nothing on stderr
+/// (no panic at a failed print, no exit code of its own).
 #[allow(dead_code)]
-#[cfg(unix)]
-pub fn endbook_into_closed_pipe(args: &[&str], stdin: &str) -> std::process::Output {
+#[cfg(target_os = "linux")]
+pub fn assert_ends_by_sigpipe(args: &[&str], stdin: &str) {
     use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
+    const SIGPIPE: i32 = 13;
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_endbook"))
@@ -87,7 +91,14 @@ pub fn endbook_into_closed_pipe(args: &[&str], stdin: &str) -> std::process::Out
         .expect("the endbook binary runs");
     // (The command may end before it reads all of it.)
     let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.signal(),
+        Some(SIGPIPE),
+        "{args:?}: {:?}",
+        out.status
+    );
+    assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
 }
 
 /// Runs the `endbook` binary with `args` (built with the default feature
