@@ -452,3 +452,77 @@ fn verify_rules_rejects_a_table_of_one_value() {
     assert!(broken.mover.is_empty(), "{broken}");
     assert_eq!(broken.recomputed, 1.0);
 }
+
+/// A book opened for lookups (6 checkers, cubeful: 6.9 MB, checked in
+/// chunks of 64 KiB) answers every pair as a full open does; with a bit
+/// flipped in its table, each lookup reading the damaged chunk fails as a
+/// corrupt book naming the chunk's bytes, and every other answers as before.
+/// `verify` refuses such a book.
+#[test]
+fn lookups_check_the_chunks_they_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("six.book");
+    let bytes = generate(GenerateOptions::new(6, true), |_| {}).into_book_bytes();
+    std::fs::write(&path, &bytes).unwrap();
+    let full = BearoffBook::open(&path).unwrap();
+    let lazy = BearoffBook::open_for_lookups(&path).unwrap();
+    let sides = sides(6);
+    for x in &sides {
+        for o in sides.iter().step_by(5) {
+            assert_eq!(lazy.entry(x, o), full.entry(x, o), "{x} / {o}");
+        }
+    }
+    // The table is the one section: flip a bit in its middle.
+    let section = book::Container::from_bytes("six", bytes.clone(), GAME_TAG)
+        .unwrap()
+        .sections()[0];
+    assert_ne!(section.chunk_shift, 0, "a chunked table");
+    let chunk = 1usize << section.chunk_shift;
+    let at = section.len as usize / 2;
+    let mut damaged = bytes;
+    damaged[section.offset as usize + at] ^= 0x08;
+    std::fs::write(&path, &damaged).unwrap();
+    assert!(matches!(
+        BearoffBook::open(&path),
+        Err(BookError::ChecksumMismatch { .. })
+    ));
+    let lazy = BearoffBook::open_for_lookups(&path).unwrap();
+    let named = format!(
+        "bytes {}..{}",
+        at / chunk * chunk,
+        at / chunk * chunk + chunk
+    );
+    let (mut answered, mut refused) = (0, 0);
+    for x in &sides {
+        for o in &sides {
+            match lazy.entry(x, o) {
+                Ok(entry) => {
+                    assert_eq!(Ok(entry), full.entry(x, o), "{x} / {o}");
+                    answered += 1;
+                }
+                Err(ProbeError::Corrupt { path: p, reason }) => {
+                    assert_eq!(p, path);
+                    assert!(reason.contains(&named), "{reason}");
+                    refused += 1;
+                }
+                Err(e) => panic!("{x} / {o}: {e}"),
+            }
+        }
+    }
+    assert!(
+        refused > 0 && answered > 100 * refused,
+        "{refused} refused, {answered} answered"
+    );
+}
+
+/// `verify` reads the whole table: on a book opened for lookups it panics.
+#[test]
+#[should_panic(expected = "open it with BearoffBook::open to read it whole")]
+fn verify_refuses_a_book_opened_for_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("three.book");
+    let bytes = generate(GenerateOptions::new(3, false), |_| {}).into_book_bytes();
+    std::fs::write(&path, bytes).unwrap();
+    let book = BearoffBook::open_for_lookups(&path).unwrap();
+    let _ = book.verify(Kernel::scalar(), |_| {});
+}

@@ -707,3 +707,35 @@ fn a_closed_output_pipe_ends_quietly() {
         common::assert_ends_by_sigpipe(args, stdin);
     }
 }
+
+/// `probe` opens the book for lookups and checks what it reads: on a copy
+/// of the book with a byte of its table changed, a probe and a batch each
+/// exit 2 saying the book is corrupt and where; `info`, which opens it
+/// whole, refuses it too.
+#[test]
+fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("damaged.book");
+    let mut bytes = std::fs::read(book()).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    std::fs::write(&copy, &bytes).unwrap();
+    let copy = copy.to_str().unwrap();
+    let probe = ["bearoff", "probe", "--book", copy];
+    for out in [
+        endbook(&[&probe[..], &["--x", "0 0 1 0 0 1", "--o", "1 0 0 0 0 0"]].concat()),
+        endbook_with_stdin(
+            &[&probe[..], &["--batch"]].concat(),
+            "0 0 1 0 0 1 | 1 0 0 0 0 0\n",
+        ),
+        endbook(&["bearoff", "info", "--book", copy]),
+    ] {
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("damaged.book") && stderr.contains("checksum mismatch in section 0"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    }
+}

@@ -383,7 +383,8 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
         (Some(x), Some(o)) => Some(position(x, o, args.roll.as_deref())?),
         _ => None,
     };
-    let book = BearoffBook::open(&args.book).map_err(unreadable_book)?;
+    // Checked as its lookups read it: a probe reads a few chunks.
+    let book = BearoffBook::open_for_lookups(&args.book).map_err(unreadable_book)?;
     match position {
         Some(position) => report(&book, &position),
         None => run_batch(&book),
@@ -424,9 +425,11 @@ fn run_batch(book: &BearoffBook) -> Result<(), CliError> {
         if x.is_empty() && o.is_empty() {
             return Err(LineError::Bad(both_empty("X and O")));
         }
-        let entry = book
-            .entry(&x, &o)
-            .map_err(|e| LineError::Bad(e.to_string()))?;
+        let entry = book.entry(&x, &o).map_err(|e| match e {
+            // The book's fault, not the line's.
+            ProbeError::Corrupt { .. } => LineError::Fatal(CliError::Input(e.to_string())),
+            e => LineError::Bad(e.to_string()),
+        })?;
         Ok(match entry.cube {
             None => format!("{:.6}", entry.win),
             Some(cube) => format!(

@@ -21,7 +21,7 @@ use super::solve::{cubeful, table_index, ONE};
 use super::universe::{Universe, LANES};
 use crate::book::{self, BookError, Container, SectionData};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Game tag of bear-off books.
 pub const GAME_TAG: [u8; 4] = *b"BOFF";
@@ -137,6 +137,10 @@ pub enum ProbeError {
     NotReachable { mover: Side, opponent: Side },
     /// Plays asked for where a side has no checker left: the game is over.
     GameOver { mover: Side, opponent: Side },
+    /// A book opened with [`BearoffBook::open_for_lookups`]: bytes a lookup
+    /// read failed their checksum ([`BearoffBook::open`] finds it on
+    /// opening).
+    Corrupt { path: PathBuf, reason: String },
 }
 
 impl fmt::Display for ProbeError {
@@ -154,6 +158,9 @@ impl fmt::Display for ProbeError {
                 f,
                 "\"{mover}\" to move against \"{opponent}\": a side has no checker left, so the game is over and there is no play"
             ),
+            ProbeError::Corrupt { path, reason } => {
+                write!(f, "{} is corrupt: {reason}", path.display())
+            }
         }
     }
 }
@@ -253,23 +260,38 @@ pub fn ranked_plays(
 #[derive(Debug)]
 pub struct BearoffBook {
     container: Container,
+    /// Whether every byte was checked on opening; if not, each lookup
+    /// checks the bytes it reads ([`BearoffBook::open_for_lookups`]).
+    checked: bool,
     checkers: usize,
     cube: bool,
     layout: Universe,
 }
 
 impl BearoffBook {
-    /// Maps and validates the book at `path`.
+    /// Maps and validates the book at `path`, every byte of it against its
+    /// checksums.
     pub fn open(path: impl AsRef<Path>) -> Result<BearoffBook, BookError> {
-        BearoffBook::validate(Container::open(path.as_ref(), GAME_TAG)?)
+        BearoffBook::validate(Container::open(path.as_ref(), GAME_TAG)?, true)
+    }
+
+    /// Opens the book at `path` for a few lookups: its header is checked,
+    /// its bytes against their checksums only as lookups read them (a chunk
+    /// of 64 KiB at a time; [`Lookup::entry`] reports one that fails as
+    /// [`ProbeError::Corrupt`]). Checking every byte is all that opening a
+    /// large book takes: the 15-checker cubeless book is 5.9 GB.
+    ///
+    /// `verify` needs every byte: on a book opened this way it panics.
+    pub fn open_for_lookups(path: impl AsRef<Path>) -> Result<BearoffBook, BookError> {
+        BearoffBook::validate(Container::open_for_lookups(path.as_ref(), GAME_TAG)?, false)
     }
 
     /// Validates a book held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<BearoffBook, BookError> {
-        BearoffBook::validate(Container::from_bytes("<memory>", bytes, GAME_TAG)?)
+        BearoffBook::validate(Container::from_bytes("<memory>", bytes, GAME_TAG)?, true)
     }
 
-    fn validate(container: Container) -> Result<BearoffBook, BookError> {
+    fn validate(container: Container, checked: bool) -> Result<BearoffBook, BookError> {
         let params = container.params();
         if params.len() != 5 {
             return Err(container.corrupt(format!(
@@ -314,6 +336,7 @@ impl BearoffBook {
         }
         Ok(BearoffBook {
             container,
+            checked,
             checkers: checkers as usize,
             cube: cube == 1,
             layout,
@@ -353,8 +376,21 @@ impl BearoffBook {
         })
     }
 
-    /// The table's 16-bit codes, read in the generator's layout.
+    /// The table's 16-bit codes, read in the generator's layout, whole.
+    ///
+    /// # Panics
+    ///
+    /// On a book opened with [`BearoffBook::open_for_lookups`].
     pub(super) fn codes(&self) -> Codes<'_> {
+        assert!(
+            self.checked,
+            "a book opened with BearoffBook::open_for_lookups is for lookups: open it with BearoffBook::open to read it whole"
+        );
+        self.codes_unchecked()
+    }
+
+    /// The codes, whether checked or not.
+    fn codes_unchecked(&self) -> Codes<'_> {
         Codes {
             bytes: self.container.section(0),
             slots: self.layout.slots(),
@@ -441,8 +477,14 @@ impl Codes<'_> {
     /// The code of value `k` of (`mover`, `opponent`).
     #[inline]
     pub(super) fn code(&self, mover: usize, opponent: usize, k: usize) -> u16 {
-        let at = 2 * table_index(self.slots, self.values, mover, opponent, k);
+        let at = self.at(mover, opponent, k);
         u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]])
+    }
+
+    /// Where that code's two bytes start.
+    #[inline]
+    fn at(&self, mover: usize, opponent: usize, k: usize) -> usize {
+        2 * table_index(self.slots, self.values, mover, opponent, k)
     }
 
     /// The codes of value `k` of the 8 movers of block `block` against
@@ -578,14 +620,34 @@ fn narrow<T: Plain>(
 impl Lookup for BearoffBook {
     fn entry(&self, mover: &Side, opponent: &Side) -> Result<Entry, ProbeError> {
         let (m, o) = (self.slot(mover)?, self.slot(opponent)?);
-        let codes = self.codes();
-        let value = |k| decode_value(k, codes.code(m, o, k));
-        let win = value(cubeful::WIN);
-        let cube = self.cube.then(|| CubeEquities {
-            owned: value(cubeful::OWNED),
-            centred: value(cubeful::CENTRED),
-            opponent_owns: value(cubeful::OPPONENT_OWNS),
-        });
+        let codes = self.codes_unchecked();
+        let value = |k| {
+            if !self.checked {
+                let at = codes.at(m, o, k);
+                self.container
+                    .ensure(0, at..at + 2)
+                    .map_err(|e| ProbeError::Corrupt {
+                        path: self.path().to_owned(),
+                        reason: match e {
+                            BookError::ChecksumMismatch { what, .. } => {
+                                format!("checksum mismatch in {what}")
+                            }
+                            other => other.to_string(),
+                        },
+                    })?;
+            }
+            Ok(decode_value(k, codes.code(m, o, k)))
+        };
+        let win = value(cubeful::WIN)?;
+        let cube = if self.cube {
+            Some(CubeEquities {
+                owned: value(cubeful::OWNED)?,
+                centred: value(cubeful::CENTRED)?,
+                opponent_owns: value(cubeful::OPPONENT_OWNS)?,
+            })
+        } else {
+            None
+        };
         Ok(Entry { win, cube })
     }
 }
