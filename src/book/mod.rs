@@ -279,6 +279,18 @@ impl fmt::Display for BookError {
     }
 }
 
+impl BookError {
+    /// What a lookup reports of a check that failed as it read a book
+    /// opened for lookups ([`Container::ensure`]): the checksum and where,
+    /// without the file's name, which the lookup's own error gives.
+    pub fn read_failure(&self) -> String {
+        match self {
+            BookError::ChecksumMismatch { what, .. } => format!("checksum mismatch in {what}"),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl std::error::Error for BookError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

@@ -628,12 +628,7 @@ impl Lookup for BearoffBook {
                     .ensure(0, at..at + 2)
                     .map_err(|e| ProbeError::Corrupt {
                         path: self.path().to_owned(),
-                        reason: match e {
-                            BookError::ChecksumMismatch { what, .. } => {
-                                format!("checksum mismatch in {what}")
-                            }
-                            other => other.to_string(),
-                        },
+                        reason: e.read_failure(),
                     })?;
             }
             Ok(decode_value(k, codes.code(m, o, k)))

@@ -291,10 +291,7 @@ fn first_player_sign(ply: usize) -> i32 {
 /// A checksum that failed as a lookup read a level ([`Container::ensure`]),
 /// said as a malformed record is, without the file's name.
 fn failed_checksum(error: &BookError) -> compact::Malformed {
-    compact::Malformed(match error {
-        BookError::ChecksumMismatch { what, .. } => format!("checksum mismatch in {what}"),
-        other => other.to_string(),
-    })
+    compact::Malformed(error.read_failure())
 }
 
 /// An open, validated Oware book.
