@@ -710,8 +710,8 @@ fn a_closed_output_pipe_ends_quietly() {
 
 /// `probe` opens the book for lookups and checks what it reads: on a copy
 /// of the book with a byte of its table changed, a probe and a batch each
-/// exit 2 saying the book is corrupt and where; `info`, which opens it
-/// whole, refuses it too.
+/// exit 2 saying the book is corrupt and where (the batch as the book's
+/// fault, not its line's); `info`, which opens it whole, refuses it too.
 #[test]
 fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
@@ -736,6 +736,7 @@ fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
             stderr.contains("damaged.book") && stderr.contains("checksum mismatch in section 0"),
             "{stderr}"
         );
+        assert!(!stderr.contains("stdin line"), "{stderr}");
         assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     }
 }

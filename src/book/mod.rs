@@ -282,7 +282,8 @@ impl fmt::Display for BookError {
 impl BookError {
     /// What a lookup reports of a check that failed as it read a book
     /// opened for lookups ([`Container::ensure`]): the checksum and where,
-    /// without the file's name, which the lookup's own error gives.
+    /// without the file's name, which the lookup's own error gives (other
+    /// errors, which `ensure` does not return, as they are).
     pub fn read_failure(&self) -> String {
         match self {
             BookError::ChecksumMismatch { what, .. } => format!("checksum mismatch in {what}"),

@@ -173,7 +173,8 @@ pub trait Lookup {
     /// side has no checker left is a finished game, with the values of its
     /// result: where the mover has borne off every checker (the empty pair
     /// too), P(win) 1 and equities +1; else, the opponent having done so,
-    /// 0 and -1.
+    /// 0 and -1. A book opened for lookups reports bytes that fail their
+    /// checksum as [`ProbeError::Corrupt`].
     fn entry(&self, mover: &Side, opponent: &Side) -> Result<Entry, ProbeError>;
 }
 
@@ -275,11 +276,13 @@ impl BearoffBook {
         BearoffBook::validate(Container::open(path.as_ref(), GAME_TAG)?, true)
     }
 
-    /// Opens the book at `path` for a few lookups: its header is checked,
-    /// its bytes against their checksums only as lookups read them (a chunk
-    /// of 64 KiB at a time; [`Lookup::entry`] reports one that fails as
-    /// [`ProbeError::Corrupt`]). Checking every byte is all that opening a
-    /// large book takes: the 15-checker cubeless book is 5.9 GB.
+    /// Opens the book at `path` for a few lookups: its header and chunk
+    /// tables are checked, its bytes against their checksums only as
+    /// lookups read them (a chunk of 64 KiB at a time; a table under 2 MiB,
+    /// unchunked, whole at the first lookup; [`Lookup::entry`] reports one
+    /// that fails as [`ProbeError::Corrupt`]). Checking every byte is all
+    /// that opening a large book takes: the 15-checker cubeless book is 5.9
+    /// GB.
     ///
     /// `verify` needs every byte: on a book opened this way it panics.
     pub fn open_for_lookups(path: impl AsRef<Path>) -> Result<BearoffBook, BookError> {

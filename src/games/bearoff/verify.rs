@@ -157,6 +157,10 @@ impl BearoffBook {
     /// to a value) differs. Returns the pairs compared, or the first
     /// differing value in the table's layout. Takes what generating the
     /// book takes; `progress` sees the generation's.
+    ///
+    /// # Panics
+    ///
+    /// On a book opened with [`BearoffBook::open_for_lookups`].
     pub fn verify(&self, kernel: Kernel, progress: impl FnMut(Progress)) -> Result<u64, Mismatch> {
         let options = GenerateOptions {
             checkers: self.checkers(),
@@ -221,6 +225,10 @@ impl BearoffBook {
     /// Each block of 8 opponents reads its own rows of the table (every
     /// value of those opponents to move) as children, and the stored values
     /// of every mover against it: the book is read about twice in all.
+    ///
+    /// # Panics
+    ///
+    /// On a book opened with [`BearoffBook::open_for_lookups`].
     pub fn verify_rules(
         &self,
         mut progress: impl FnMut(u64, u64),
