@@ -740,3 +740,65 @@ fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
         assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     }
 }
+
+/// A probe with a roll looks every play up before it prints: where a play
+/// reads a damaged chunk of the book (its position's own values sound), it
+/// exits 2 with nothing on stdout, not a partial answer.
+#[test]
+fn a_probe_whose_plays_read_a_damaged_chunk_prints_nothing() {
+    use endbook::book::Container;
+    use endbook::games::bearoff::book::GAME_TAG;
+    use endbook::games::bearoff::{
+        generate, ranked_plays, BearoffBook, GenerateOptions, Lookup, ProbeError, Roll, Side,
+        Universe,
+    };
+    let bytes = generate(GenerateOptions::new(6, true), |_| {}).into_book_bytes();
+    let section = Container::from_bytes("six", bytes.clone(), GAME_TAG)
+        .unwrap()
+        .sections()[0];
+    assert_ne!(section.chunk_shift, 0, "a chunked table");
+    let mut damaged = bytes;
+    damaged[section.offset as usize + section.len as usize / 2] ^= 0x08;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.book");
+    std::fs::write(&path, &damaged).unwrap();
+    let book = BearoffBook::open_for_lookups(&path).unwrap();
+    // A position whose values read well and one of whose plays' do not.
+    let universe = Universe::full_layout(6);
+    let sides: Vec<Side> = (0..universe.slots())
+        .filter_map(|s| universe.side(s))
+        .collect();
+    let roll = Roll::new(6, 5).unwrap();
+    let (x, o) = sides
+        .iter()
+        .flat_map(|x| sides.iter().map(move |o| (x, o)))
+        .find(|(x, o)| {
+            book.entry(x, o).is_ok()
+                && matches!(
+                    ranked_plays(&book, x, o, roll),
+                    Err(ProbeError::Corrupt { .. })
+                )
+        })
+        .expect("a position whose plays read the damaged chunk");
+    let (x, o) = (x.to_string(), o.to_string());
+    let out = endbook(&[
+        "bearoff",
+        "probe",
+        "--book",
+        path.to_str().unwrap(),
+        "--x",
+        &x,
+        "--o",
+        &o,
+        "--roll",
+        "6",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is corrupt"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}

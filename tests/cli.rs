@@ -2082,3 +2082,56 @@ fn probe_checks_the_records_it_reads() {
     assert!(text(&batch.stderr).contains("is corrupt: level 3"));
     assert_input_error(&endbook(&["oware", "info", "--book", book]), "level 3: ");
 }
+
+/// `probe --line` looks the whole line up before it prints: where the line
+/// reads a damaged chunk of the book (the board's own analysis sound), it
+/// exits 2 with nothing on stdout, not a partial answer.
+#[test]
+fn a_probe_whose_line_reads_a_damaged_chunk_prints_nothing() {
+    use endbook::book::Container;
+    use endbook::games::oware::book::GAME_TAG;
+    use endbook::games::oware::{BoardIndex, ProbeError};
+    let seeds = 10;
+    let bytes = OwareBook::to_bytes(&generate(GenerateOptions::new(seeds), |_| {}));
+    let section = Container::from_bytes("ten", bytes.clone(), GAME_TAG)
+        .unwrap()
+        .sections()[seeds as usize];
+    assert_ne!(section.chunk_shift, 0, "level {seeds} chunked");
+    let mut damaged = bytes;
+    damaged[section.offset as usize + section.len as usize / 2] ^= 0x04;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.book");
+    std::fs::write(&path, &damaged).unwrap();
+    let book = OwareBook::open_for_lookups(&path).unwrap();
+    let index = BoardIndex::new(seeds);
+    let turns = 60;
+    let board = index
+        .boards_from(index.level_starts()[seeds as usize])
+        .map(|(board, _)| board)
+        .find(|board| {
+            book.analyse(board, turns).is_ok()
+                && matches!(
+                    book.best_line(board, turns),
+                    Err(ProbeError::Corrupt { .. })
+                )
+        })
+        .expect("a board whose line reads the damaged chunk");
+    let board = board.to_string();
+    let out = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        path.to_str().unwrap(),
+        "--turns",
+        &turns.to_string(),
+        "--line",
+        &board,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is corrupt"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}

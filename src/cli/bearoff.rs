@@ -505,6 +505,15 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
         e => CliError::Input(e.to_string()),
     };
     let entry: Entry = lookup.entry(x, o).map_err(probe_error)?;
+    // The plays too before anything is printed: a lookup that fails (a
+    // corrupt book) leaves no partial answer.
+    let ranked = match position.roll {
+        None => None,
+        Some(roll) => Some(match ranked_plays(lookup, x, o, roll) {
+            Err(ProbeError::GameOver { .. }) => None,
+            ranked => Some(ranked.map_err(probe_error)?),
+        }),
+    };
     println!("X to move   {}", describe(x));
     println!("O           {}", describe(o));
     println!("            (checkers on points 1 to 6, point 1 next to bearing off)");
@@ -538,15 +547,12 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
             action(cube.owned_action(), "redouble")
         );
     }
-    let Some(roll) = position.roll else {
+    let (Some(roll), Some(ranked)) = (position.roll, ranked) else {
         return Ok(());
     };
-    let ranked = match ranked_plays(lookup, x, o, roll) {
-        Err(ProbeError::GameOver { .. }) => {
-            println!("roll {roll}: no play, the game is over");
-            return Ok(());
-        }
-        ranked => ranked.map_err(probe_error)?,
+    let Some(ranked) = ranked else {
+        println!("roll {roll}: no play, the game is over");
+        return Ok(());
     };
     // Cube columns where the lookup has cube values (a play that ends the
     // game has them even without).

@@ -1121,6 +1121,13 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
     let analysis = book
         .analyse(&board, turns)
         .map_err(|e| CliError::Input(e.to_string()))?;
+    // The line too before anything is printed: a lookup that fails (a
+    // corrupt book) leaves no partial answer.
+    let line = args
+        .line
+        .then(|| book.best_line(&board, turns))
+        .transpose()
+        .map_err(|e| CliError::Input(e.to_string()))?;
     let houses = board.houses();
     println!("board       {board:#}   (player to move: houses 0-5)");
     println!("turns left  {turns}");
@@ -1150,10 +1157,7 @@ fn run_probe(args: ProbeArgs) -> Result<(), CliError> {
             best.join(" ")
         );
     }
-    if args.line {
-        let line = book
-            .best_line(&board, turns)
-            .map_err(|e| CliError::Input(e.to_string()))?;
+    if let Some(line) = line {
         print_line(&line);
     }
     Ok(())
