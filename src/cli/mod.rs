@@ -129,9 +129,7 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
     ) {
         // (Help goes to stdout: a reader that has gone ends the process.)
         if let Err(e) = error.print() {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                end_by_broken_pipe();
-            }
+            unless_reader_gone(e);
         }
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
@@ -339,6 +337,15 @@ pub(crate) fn end_by_broken_pipe() -> ! {
         libc::raise(libc::SIGPIPE);
     }
     std::process::exit(1)
+}
+
+/// `error`, from a write to stdout, unless it says the reader has gone
+/// (EPIPE): then the process ends by [`end_by_broken_pipe`].
+pub(crate) fn unless_reader_gone(error: std::io::Error) -> std::io::Error {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        end_by_broken_pipe();
+    }
+    error
 }
 
 /// Output that cannot be written (a full disk, `>/dev/full`) makes
@@ -692,7 +699,9 @@ fn answer_lines(
     use std::io::{BufRead, Write};
     let stdin = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let write_failed = |e: std::io::Error| CliError::Failure(format!("writing to stdout: {e}"));
+    let write_failed = |e: std::io::Error| {
+        CliError::Failure(format!("writing to stdout: {}", unless_reader_gone(e)))
+    };
     for (number, line) in stdin.lines().enumerate() {
         let number = number + 1;
         let line = line.map_err(|e| {
@@ -708,17 +717,9 @@ fn answer_lines(
             )),
             LineError::Fatal(error) => error,
         })?;
-        if let Err(e) = writeln!(out, "{answered}") {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                end_by_broken_pipe();
-            }
-            return Err(write_failed(e));
-        }
+        writeln!(out, "{answered}").map_err(write_failed)?;
     }
-    match out.flush() {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_by_broken_pipe(),
-        flushed => flushed.map_err(write_failed),
-    }
+    out.flush().map_err(write_failed)
 }
 
 /// A book that could not be opened, as bad input; a book of the other game

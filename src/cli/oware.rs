@@ -1628,10 +1628,7 @@ fn export_to_stdout(book: &OwareBook, layers: u32) -> Result<(), CliError> {
         );
     }
     let failed = |e: io::Error| {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            super::end_by_broken_pipe();
-        }
-        CliError::Failure(format!("standard output: {e}"))
+        CliError::Failure(format!("standard output: {}", super::unless_reader_gone(e)))
     };
     let mut writer = ShowingProgress::new(
         BufWriter::with_capacity(1 << 20, stdout.lock()),
