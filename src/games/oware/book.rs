@@ -817,24 +817,16 @@ impl OwareBook {
                 ensure(at..at + 1).map_err(|e| corrupt(e.0))?;
                 section[at] as i8
             }
+            Some(codec) if self.records_checked => {
+                compact::Level::trusted(section, codec, level.states as usize)
+                    .value(rank, turns_left)
+            }
             Some(codec) => {
-                if !self.records_checked {
-                    self.framed(seeds, codec).map_err(corrupt)?;
-                }
-                let level_data = compact::Level::trusted(section, codec, level.states as usize);
-                if self.records_checked {
-                    level_data.value(rank, turns_left)
-                } else {
-                    level_data
-                        .checked_value_ensured(
-                            rank,
-                            turns_left,
-                            level.last_change,
-                            seeds as i8,
-                            ensure,
-                        )
-                        .map_err(|e| corrupt(e.0))?
-                }
+                // The frame first: `trusted` reads it as sound.
+                self.framed(seeds, codec).map_err(corrupt)?;
+                compact::Level::trusted(section, codec, level.states as usize)
+                    .checked_value_ensured(rank, turns_left, level.last_change, seeds as i8, ensure)
+                    .map_err(|e| corrupt(e.0))?
             }
         };
         Ok(i32::from(value))
