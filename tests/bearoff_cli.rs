@@ -746,22 +746,14 @@ fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
 /// exits 2 with nothing on stdout, not a partial answer.
 #[test]
 fn a_probe_whose_plays_read_a_damaged_chunk_prints_nothing() {
-    use endbook::book::Container;
     use endbook::games::bearoff::book::GAME_TAG;
     use endbook::games::bearoff::{
         generate, ranked_plays, BearoffBook, GenerateOptions, Lookup, ProbeError, Roll, Side,
         Universe,
     };
     let bytes = generate(GenerateOptions::new(6, true), |_| {}).into_book_bytes();
-    let section = Container::from_bytes("six", bytes.clone(), GAME_TAG)
-        .unwrap()
-        .sections()[0];
-    assert_ne!(section.chunk_shift, 0, "a chunked table");
-    let mut damaged = bytes;
-    damaged[section.offset as usize + section.len as usize / 2] ^= 0x08;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("damaged.book");
-    std::fs::write(&path, &damaged).unwrap();
+    let path = common::damaged_in_a_chunk(bytes, GAME_TAG, 0, 0x08, dir.path());
     let book = BearoffBook::open_for_lookups(&path).unwrap();
     // A position whose values read well and one of whose plays' do not.
     let universe = Universe::full_layout(6);
@@ -794,11 +786,5 @@ fn a_probe_whose_plays_read_a_damaged_chunk_prints_nothing() {
         "6",
         "5",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("is corrupt"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    common::assert_refused_as_corrupt(&out);
 }

@@ -2088,20 +2088,12 @@ fn probe_checks_the_records_it_reads() {
 /// exits 2 with nothing on stdout, not a partial answer.
 #[test]
 fn a_probe_whose_line_reads_a_damaged_chunk_prints_nothing() {
-    use endbook::book::Container;
     use endbook::games::oware::book::GAME_TAG;
     use endbook::games::oware::{BoardIndex, ProbeError};
     let seeds = 10;
     let bytes = OwareBook::to_bytes(&generate(GenerateOptions::new(seeds), |_| {}));
-    let section = Container::from_bytes("ten", bytes.clone(), GAME_TAG)
-        .unwrap()
-        .sections()[seeds as usize];
-    assert_ne!(section.chunk_shift, 0, "level {seeds} chunked");
-    let mut damaged = bytes;
-    damaged[section.offset as usize + section.len as usize / 2] ^= 0x04;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("damaged.book");
-    std::fs::write(&path, &damaged).unwrap();
+    let path = common::damaged_in_a_chunk(bytes, GAME_TAG, seeds as usize, 0x04, dir.path());
     let book = OwareBook::open_for_lookups(&path).unwrap();
     let index = BoardIndex::new(seeds);
     let turns = 60;
@@ -2127,11 +2119,5 @@ fn a_probe_whose_line_reads_a_damaged_chunk_prints_nothing() {
         "--line",
         &board,
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("is corrupt"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    common::assert_refused_as_corrupt(&out);
 }

@@ -101,6 +101,38 @@ pub fn assert_ends_by_sigpipe(args: &[&str], stdin: &str) {
     assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
 }
 
+/// `book` (of game `game`) with a bit of byte `flip` changed in the middle
+/// of section `section`, which must be checked in chunks, written as
+/// `damaged.book` in `dir`: a book whose lookups fail in that chunk alone.
+#[allow(dead_code)]
+pub fn damaged_in_a_chunk(
+    book: Vec<u8>,
+    game: [u8; 4],
+    section: usize,
+    flip: u8,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let info = endbook::book::Container::from_bytes("book", book.clone(), game)
+        .unwrap()
+        .sections()[section];
+    assert_ne!(info.chunk_shift, 0, "section {section} chunked");
+    let mut damaged = book;
+    damaged[info.offset as usize + info.len as usize / 2] ^= flip;
+    let path = dir.join("damaged.book");
+    std::fs::write(&path, &damaged).unwrap();
+    path
+}
+
+/// Asserts that a command refused a corrupt book as bad input (exit code
+/// 2, saying it is corrupt) and printed nothing on stdout.
+#[allow(dead_code)]
+pub fn assert_refused_as_corrupt(out: &std::process::Output) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is corrupt"), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}
+
 /// Runs the `endbook` binary with `args` (built with the default feature
 /// `cli`; without it, the test crates that run it are left out).
 #[cfg(feature = "cli")]
