@@ -371,13 +371,24 @@ pub fn skip_unsupported(variant: &str, check: &str) {
 /// track, or of scattered items whose addresses are known ahead.
 #[inline(always)]
 pub fn prefetch<T>(items: &[T], at: usize) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(item) = items.get(at) {
+        prefetch_address(std::ptr::from_ref(item));
+    }
+}
+
+/// Asks the CPU to bring the cache line holding `address` in, as
+/// [`prefetch`] does, for a buffer written through a raw pointer (any
+/// address will do: a prefetch reads nothing and never faults).
+#[inline(always)]
+pub fn prefetch_address<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that reads nothing and never faults;
-        // SSE, which has it, is part of every x86-64 CPU.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast()) };
+        // SAFETY: a prefetch is a hint that reads nothing and never faults,
+        // whatever the address; SSE, which has it, is part of every x86-64
+        // CPU.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, at);
+    let _ = address;
 }

@@ -410,6 +410,13 @@ impl LevelRows {
                     crate::kernels::prefetch(values, at);
                     crate::kernels::prefetch(values, at + TILE - 1);
                 }
+                // And its targets: each is written 8 bytes at a time, and
+                // would otherwise be read from memory at the first.
+                for &target in &targets[next..(next + TILE).min(last_column)] {
+                    let at = target as usize + first_row;
+                    out.prefetch(at);
+                    out.prefetch(at + sources.len() - 1);
+                }
             }
             let targets = &targets[first_column..(first_column + TILE).min(targets.len())];
             // 8 x 8 blocks in registers: whole ones, then those of the last
@@ -427,16 +434,18 @@ impl LevelRows {
                 transpose_8x8(&mut block);
                 block
             };
+            let block_targets = targets[..full_columns].as_chunks::<8>().0;
             for i in (0..full_rows).step_by(8) {
-                for j in (0..full_columns).step_by(8) {
-                    let mut block = [0u64; 8];
-                    for (word, &source) in block.iter_mut().zip(&sources[i..i + 8]) {
-                        let at = source as usize + first_column + j;
-                        let bytes: [i8; 8] = values[at..at + 8].try_into().unwrap();
-                        *word = u64::from_le_bytes(bytes.map(|b| b as u8));
-                    }
+                // The block row's eight source rows from the tile's first
+                // column, each checked once, not at every block.
+                let rows: [&[[i8; 8]]; 8] = std::array::from_fn(|r| {
+                    let at = sources[i + r] as usize + first_column;
+                    values[at..at + full_columns].as_chunks::<8>().0
+                });
+                for (j, block_targets) in block_targets.iter().enumerate() {
+                    let mut block = rows.map(|row| u64::from_le_bytes(row[j].map(|b| b as u8)));
                     transpose_8x8(&mut block);
-                    for (&word, &target) in block.iter().zip(&targets[j..j + 8]) {
+                    for (&word, &target) in block.iter().zip(block_targets) {
                         let at = target as usize + first_row + i;
                         // SAFETY: the eight bytes at `at` are row `target`'s
                         // columns `first_row + i..+8`, all within it (rows
@@ -530,6 +539,12 @@ unsafe impl Sync for SharedBytes {}
 unsafe impl Send for SharedBytes {}
 
 impl SharedBytes {
+    /// Asks for the cache line holding byte `at` (a hint: any `at` will do).
+    #[inline(always)]
+    fn prefetch(self, at: usize) {
+        crate::kernels::prefetch_address(self.0.wrapping_add(at).cast_const());
+    }
+
     /// # Safety
     /// `at..at + 8` must be in bounds, and no other thread may access those
     /// bytes during the parallel section.
