@@ -293,8 +293,10 @@ def main():
         configs = []
         for n in seeds:
             for threads in sorted({1, threads_all}):
+                # Run sweeps build no child cache, so no move generator
+                # (the command refuses --movegen with them).
                 for kernel in ["auto", "scalar", "portable", "avx2"]:
-                    configs.append((n, kernel, "auto", "runs", threads))
+                    configs.append((n, kernel, "-", "runs", threads))
                 for kernel in ["auto", "scalar", "portable", "avx2"]:
                     configs.append((n, kernel, "auto", "dense", threads))
                 for sweep in ["frontier", "hybrid"]:
@@ -307,9 +309,10 @@ def main():
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
                 at_once = ["--all-levels-at-once"] if sweep.endswith("all-levels-at-once") else []
+                chosen_movegen = ["--movegen", movegen] if movegen != "-" else []
                 wall, peak, out, _ = timed([binary, "oware", "generate", "--max-seeds", str(n), "--out", book,
-                                         "--kernel", kernel, "--movegen", movegen, "--sweep", sweep.split()[0],
-                                         "--threads", str(threads)] + at_once)
+                                         "--kernel", kernel, "--sweep", sweep.split()[0],
+                                         "--threads", str(threads)] + chosen_movegen + at_once)
                 samples.append(wall)
                 peaks.append(peak)
                 match = re.search(r"^kernel (\S+)", out, re.M)
