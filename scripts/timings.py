@@ -252,10 +252,41 @@ def collect_benches(groups):
     return rows
 
 
+def generate_configs(seeds, threads_all):
+    """The end-to-end configurations: (N, kernel, movegen, sweep, threads)."""
+    configs = []
+    for n in seeds:
+        for threads in sorted({1, threads_all}):
+            # Run sweeps build no child cache, so no move generator (the
+            # command refuses --movegen with them).
+            for kernel in ["auto", "scalar", "portable", "avx2"]:
+                configs.append((n, kernel, "-", "runs", threads))
+            for kernel in ["auto", "scalar", "portable", "avx2"]:
+                configs.append((n, kernel, "auto", "dense", threads))
+            for sweep in ["frontier", "hybrid"]:
+                configs.append((n, "auto", "auto", sweep, threads))
+        for movegen in ["scalar", "bmi2"]:
+            configs.append((n, "auto", movegen, "hybrid", threads_all))
+        configs.append((n, "auto", "auto", "hybrid all-levels-at-once", threads_all))
+    return configs
+
+
+def generate_args(n, kernel, movegen, sweep, threads):
+    """`endbook`'s arguments for one configuration, all but --out."""
+    args = ["oware", "generate", "--max-seeds", str(n), "--kernel", kernel, "--sweep", sweep.split()[0],
+            "--threads", str(threads)]
+    if movegen != "-":
+        args += ["--movegen", movegen]
+    if sweep.endswith("all-levels-at-once"):
+        args.append("--all-levels-at-once")
+    return args
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--article", required=True, type=Path,
-                        help="path to article-oware-book.cpp (compiled, never copied)")
+    parser.add_argument("--article", type=Path,
+                        help="path to article-oware-book.cpp (compiled, never copied); required but with "
+                             "--print-commands")
     parser.add_argument("--enlarged", type=Path,
                         help="path to article-oware-book-enlarged.cpp, run at -DNSEEDS=12 (compiled, never copied)")
     parser.add_argument("--repeat", type=int, default=5,
@@ -269,17 +300,29 @@ def main():
                              "--skip-benches")
     parser.add_argument("--results", type=Path, help="folder for the tables (default results/<cpu>)")
     parser.add_argument("--commit", help="commit to name in the table (default: from git)")
+    parser.add_argument("--print-commands", action="store_true",
+                        help="print the end-to-end runs' `endbook` arguments (all but --out), one JSON list "
+                             "a line, and stop: nothing is built or run (the project's tests check that the "
+                             "command accepts each)")
     args = parser.parse_args()
     if args.repeat < 1:
         usage_error("--repeat must be at least 1")
     seeds = seed_counts(args.seeds, "--seeds", "9,10,11,12")
+    threads_all = os.cpu_count()
+    if args.print_commands:
+        # Into a pipe that closes early (`| head`), end as other tools do.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        for config in generate_configs(seeds, threads_all):
+            print(json.dumps(generate_args(*config)))
+        return
+    if args.article is None:
+        usage_error("--article is required (the article's program is timed beside the runs)")
     if not args.skip_benches and shutil.which("cargo") is None:
         usage_error("cargo not found: the criterion benches are built and run by `cargo bench` (install Rust, "
                     "https://rustup.rs), or pass --skip-benches to time only the end-to-end runs")
     check_source(args.article, "--article")
     if args.enlarged:
         check_source(args.enlarged, "--enlarged")
-    threads_all = os.cpu_count()
     enlarged_runs = max(1, min(args.repeat, 3))  # about 5 s a run
 
     binary = endbook_binary(args.binary)
@@ -290,29 +333,13 @@ def main():
         tmp = Path(tmp)
         article = tmp / "article"
         compile_cpp(args.article, article, option="--article")
-        configs = []
-        for n in seeds:
-            for threads in sorted({1, threads_all}):
-                # Run sweeps build no child cache, so no move generator
-                # (the command refuses --movegen with them).
-                for kernel in ["auto", "scalar", "portable", "avx2"]:
-                    configs.append((n, kernel, "-", "runs", threads))
-                for kernel in ["auto", "scalar", "portable", "avx2"]:
-                    configs.append((n, kernel, "auto", "dense", threads))
-                for sweep in ["frontier", "hybrid"]:
-                    configs.append((n, "auto", "auto", sweep, threads))
-            for movegen in ["scalar", "bmi2"]:
-                configs.append((n, "auto", movegen, "hybrid", threads_all))
-            configs.append((n, "auto", "auto", "hybrid all-levels-at-once", threads_all))
+        configs = generate_configs(seeds, threads_all)
         for n, kernel, movegen, sweep, threads in configs:
             samples, peaks, chosen = [], [], None
             for _ in range(args.repeat):
                 book = tmp / f"oware-{n}.book"
-                at_once = ["--all-levels-at-once"] if sweep.endswith("all-levels-at-once") else []
-                chosen_movegen = ["--movegen", movegen] if movegen != "-" else []
-                wall, peak, out, _ = timed([binary, "oware", "generate", "--max-seeds", str(n), "--out", book,
-                                         "--kernel", kernel, "--sweep", sweep.split()[0],
-                                         "--threads", str(threads)] + chosen_movegen + at_once)
+                wall, peak, out, _ = timed([binary] + generate_args(n, kernel, movegen, sweep, threads)
+                                           + ["--out", book])
                 samples.append(wall)
                 peaks.append(peak)
                 match = re.search(r"^kernel (\S+)", out, re.M)
