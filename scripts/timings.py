@@ -285,7 +285,7 @@ def generate_args(n, kernel, movegen, sweep, threads):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--article", type=Path,
-                        help="path to article-oware-book.cpp (compiled, never copied); required but with "
+                        help="path to article-oware-book.cpp (compiled, never copied); required, except with "
                              "--print-commands")
     parser.add_argument("--enlarged", type=Path,
                         help="path to article-oware-book-enlarged.cpp, run at -DNSEEDS=12 (compiled, never copied)")
