@@ -27,6 +27,8 @@ pub struct Plan {
     first: Vec<Side>,
     /// Opponents of the first table when they form a universe of their own.
     second: Option<Vec<Side>>,
+    /// Pairs to solve, counted from the universes' slots once.
+    pairs: u64,
 }
 
 impl std::fmt::Debug for Plan {
@@ -45,11 +47,14 @@ impl Plan {
     pub fn new(mover: &Side, opponent: &Side) -> Plan {
         let from_mover = reachable_sides(&[*mover]);
         let from_opponent = reachable_sides(&[*opponent]);
-        let (small, large) = (
+        let (mover_slots, opponent_slots) = (
             Universe::slots_of(&from_mover),
             Universe::slots_of(&from_opponent),
         );
-        let (small, large) = (small.min(large), small.max(large));
+        let (small, large) = (
+            mover_slots.min(opponent_slots),
+            mover_slots.max(opponent_slots),
+        );
         if large <= 2 * small {
             // What is reachable from either: the union of the two.
             let mut union = from_mover;
@@ -57,6 +62,7 @@ impl Plan {
             union.sort_unstable();
             union.dedup();
             return Plan {
+                pairs: pairs(Universe::slots_of(&union), None),
                 first: union,
                 second: None,
             };
@@ -64,6 +70,7 @@ impl Plan {
         Plan {
             first: from_mover,
             second: Some(from_opponent),
+            pairs: pairs(mover_slots, Some(opponent_slots)),
         }
     }
 
@@ -76,10 +83,7 @@ impl Plan {
 
     /// Pairs to solve.
     pub fn pairs(&self) -> u64 {
-        pairs(
-            Universe::slots_of(&self.first),
-            self.second.as_deref().map(Universe::slots_of),
-        )
+        self.pairs
     }
 
     /// Bytes the tables take: four `f64` per pair with the cube, one `u32` without.
