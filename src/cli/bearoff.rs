@@ -4,8 +4,8 @@ use super::progress::WorkProgress;
 use super::{
     answer_lines, check_folder_writable, configure_threads, counted, dry_run_outcome, grouped,
     human_bytes, note_replacing, on_pool, print_book_size, print_time_estimate, print_verdict,
-    print_written, unreadable_book, writable_output, CliError, DiskCheck, KernelArg, LineError,
-    Resources,
+    print_written, unreadable_book, writable_output, CliError, DiskCheck, DryRun, KernelArg,
+    LineError, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::games::bearoff::{
@@ -78,12 +78,8 @@ pub struct GenerateArgs {
     /// is the plain-loop oracle. All give identical books.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
-    /// Print the memory, disk and time the run is expected to take, and
-    /// whether it would start (the run's own checks, in its order), and
-    /// stop: exit code 0 where it would start, 2 (as the run's own refusal)
-    /// where it would stop at once.
-    #[arg(long)]
-    dry_run: bool,
+    #[command(flatten)]
+    dry: DryRun,
 }
 
 /// The bear-off kernel for `--kernel`: `auto` takes avx2 where the CPU has
@@ -248,7 +244,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     };
     // The work, as the memory check names it.
     let work = || format!("{} checkers per side ({what})", args.checkers);
-    if args.dry_run {
+    if args.dry.dry_run {
         let universe = Universe::full(args.checkers);
         let reads = universe.total_children() as f64 * universe.slots() as f64;
         let serial_seconds = universe.positions() as f64 * UNIVERSE_SECONDS_PER_SIDE

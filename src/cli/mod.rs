@@ -871,6 +871,17 @@ fn memory_shortfall(
     })
 }
 
+/// `--dry-run`, for the commands that generate a book.
+#[derive(Args)]
+pub struct DryRun {
+    /// Print the memory, disk and time the run is expected to take, and
+    /// whether it would start (the run's own checks, in its order), and
+    /// stop: exit code 0 where it would start, 2 (as the run's own refusal)
+    /// where it would stop at once.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 /// `--ignore-disk-check`, for the commands that write a book.
 #[derive(Args)]
 pub struct DiskCheck {

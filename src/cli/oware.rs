@@ -7,8 +7,8 @@ use super::progress::{LevelProgress, Progress, WorkProgress};
 use super::{
     answer_lines, check_folder_writable, configure_threads, counted, dry_run_outcome, grouped,
     human_bytes, note_replacing, print_book_size, print_time_estimate, print_verdict,
-    print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, KernelArg,
-    LineError, Resources,
+    print_written, same_file, unreadable_book, writable_output, CliError, DiskCheck, DryRun,
+    KernelArg, LineError, Resources,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use endbook::book::{temporary_path, BookError};
@@ -107,12 +107,8 @@ pub struct GenerateArgs {
     /// books). The table at the end names each level's kernel.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
-    /// Print the memory, disk and time the run is expected to take, and
-    /// whether it would start (the run's own checks, in its order), and
-    /// stop: exit code 0 where it would start, 2 (as the run's own refusal)
-    /// where it would stop at once.
-    #[arg(long)]
-    dry_run: bool,
+    #[command(flatten)]
+    dry: DryRun,
     /// Move generator for the child cache (dense, frontier and hybrid sweeps;
     /// run sweeps build none). `auto` takes bmi2 where pext/pdep are fast
     /// (not on AMD Zen 1/Zen 2, where they are microcoded), else scalar.
@@ -668,7 +664,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     };
     // The work, as the memory check names it.
     let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
-    if args.dry_run {
+    if args.dry.dry_run {
         println!(
             "boards        {} (0..={} seeds{})",
             grouped(states),
