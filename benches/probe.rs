@@ -8,8 +8,17 @@
 //!   generator's change lists, on all threads, as `generate` encodes each
 //!   level. Throughput in value changes; the bytes must equal the book
 //!   written for `probe`.
+//! - `encode/level-12-1-thread` and `encode/level-12-all-threads`: the top
+//!   level alone (1,352,078 boards, 10.6 million changes) by
+//!   `compact::encode_level` in the books' encoding, on one thread and on
+//!   all: the encoder's cost a change (at 20 seeds it is about a fifth of a
+//!   generation's CPU time). Throughput in changes; before timing, the
+//!   records are read back by the book's reader (`compact::Level`) and
+//!   compared change by change with the generator's lists.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use endbook::book::compact::{self, Codec, Level};
+use endbook::engine::{Solution, VALUE_BOUND};
 use endbook::games::oware::{generate, Board, Encoding, GenerateOptions, OwareBook};
 use std::hint::black_box;
 use std::time::Duration;
@@ -20,6 +29,46 @@ use rng::Rng;
 
 const SEEDS: u32 = 12;
 const QUERIES: usize = 100_000;
+
+/// Every change of level `level` as (board within the level, turn, value),
+/// board by board, turns ascending: from the generator's lists.
+fn generated_changes(solution: &Solution, level: usize) -> Vec<(usize, u32, i8)> {
+    let (start, end) = (
+        solution.level_starts[level],
+        solution.level_starts[level + 1],
+    );
+    let mut changes: Vec<(usize, u32, i8)> = (1..)
+        .zip(&solution.changes)
+        .flat_map(|(turn, list)| {
+            list.within(start, end)
+                .map(move |(state, value)| (state as usize - start, turn, value))
+        })
+        .collect();
+    changes.sort_unstable_by_key(|&(board, turn, _)| (board, turn));
+    changes
+}
+
+/// Panics unless `encoded` reads back, through the book's reader, as
+/// exactly `expected`.
+fn assert_reads_back(
+    encoded: &[u8],
+    boards: usize,
+    last_change: u32,
+    expected: &[(usize, u32, i8)],
+) {
+    let (level, latest) = Level::parse(encoded, Codec::V2, boards, last_change, VALUE_BOUND)
+        .expect("the encoded level parses");
+    assert_eq!(latest, last_change, "the level's last change");
+    let mut read = Vec::with_capacity(expected.len());
+    level.for_each_change(|board, turn, value| read.push((board, turn, value)));
+    assert_eq!(read.len(), expected.len(), "changes read back");
+    if let Some(at) = (0..read.len()).find(|&i| read[i] != expected[i]) {
+        panic!(
+            "change {at}: read back {:?}, generated {:?}",
+            read[at], expected[at]
+        );
+    }
+}
 
 fn probe(c: &mut Criterion) {
     let generated = generate(GenerateOptions::new(SEEDS), |_| {});
@@ -79,6 +128,28 @@ fn probe(c: &mut Criterion) {
         group.bench_function(encoding.name(), |b| {
             b.iter(|| OwareBook::to_bytes_with(black_box(&generated), encoding).len())
         });
+    }
+    let solution = &generated.solution;
+    let level = SEEDS as usize;
+    let boards = solution.level_starts[level + 1] - solution.level_starts[level];
+    let last_change = solution.levels[level].last_change;
+    let expected = generated_changes(solution, level);
+    assert!(expected.len() > 1_000_000, "{} changes", expected.len());
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a pool of one thread");
+    let encode = |pool: Option<&rayon::ThreadPool>| {
+        let run = || compact::encode_level(Codec::V2, solution, level);
+        pool.map_or_else(run, |pool| pool.install(run))
+    };
+    group.throughput(Throughput::Elements(expected.len() as u64));
+    for (name, pool) in [
+        ("level-12-1-thread", Some(&one)),
+        ("level-12-all-threads", None),
+    ] {
+        assert_reads_back(&encode(pool), boards, last_change, &expected);
+        group.bench_function(name, |b| b.iter(|| black_box(encode(pool)).len()));
     }
     group.finish();
 }

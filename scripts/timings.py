@@ -3,8 +3,9 @@
 
 Runs, in one go on this machine:
   1. `cargo bench --bench kernels --bench probe` (kernel sweeps, mirror
-     transposes, change packing, movegens and book lookups on the 12-seed
-     data, and the row sweeps of the 16-seed level), built by cargo from
+     transposes, change packing, movegens, the book encoder and book
+     lookups on the 12-seed data, and the row sweeps of the 16-seed level),
+     built by cargo from
      this checkout: --binary does not apply to them (--skip-benches where
      there is no cargo);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
@@ -231,7 +232,7 @@ def run_benches():
 
 
 # The criterion groups reported, in table order.
-BENCH_GROUPS = ["sweep", "rows", "rows16", "transpose", "packing", "movegen", "probe"]
+BENCH_GROUPS = ["sweep", "rows", "rows16", "transpose", "packing", "movegen", "encode", "probe"]
 
 
 def collect_benches(groups):
@@ -402,9 +403,14 @@ def main():
                 kernel = f"packing {parts[0]}"
             if b["group"] == "transpose":
                 kernel, threads = "transpose", 1 if parts[0] == "1-thread" else threads_all
+            if b["group"] == "encode":
+                # The whole book's encodings, and the top level alone on one
+                # thread and on all.
+                kernel = f"book encoder {parts[0]}"
+                threads = 1 if parts[0].endswith("1-thread") else threads_all
             rate = b["elements"] / b["median"] if b["elements"] else ""
-            sweep = "runs" if b["group"] in ("rows", "rows16", "transpose") else "dense"
-            seeds = 16 if b["group"] == "rows16" else 12
+            sweep = {"rows": "runs", "rows16": "runs", "transpose": "runs", "encode": "-"}.get(b["group"], "dense")
+            seeds = 16 if b["group"] == "rows16" or parts[0].startswith("16-seeds") else 12
             writer.writerow([f"bench-{b['group']}", "endbook", kernel, movegen, sweep, threads, seeds,
                              f"{b['median']:.6f}", f"{b['min']:.6f}", f"{b['max']:.6f}", "",
                              f"{rate:.4g}" if rate else ""])
@@ -436,7 +442,7 @@ def main():
                      f"{r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mb']:.0f} | {ratio} |")
     if bench_rows:
         lines += ["", "## criterion benches (12-seed data, rows16 the 16-seed level; per iteration; "
-                  "probe: 100,000 lookups)", "",
+                  "encode: the book's records, or the 12-seed level's, throughput in changes; probe: 100,000 lookups)", "",
                   "| bench | median ms | min ms | max ms | throughput (median) |", "|---|---|---|---|---|"]
         for b in bench_rows:
             rate = f"{b['elements'] / b['median'] / 1e6:.1f} M/s" if b["elements"] else ""
