@@ -5,9 +5,8 @@ Runs, in one go on this machine:
   1. `cargo bench --bench kernels --bench probe` (kernel sweeps, mirror
      transposes, change packing, movegens, the book encoder and book
      lookups on the 12-seed data, and the row sweeps of the 16-seed level),
-     built by cargo from
-     this checkout: --binary does not apply to them (--skip-benches where
-     there is no cargo);
+     built by cargo from this checkout: --binary does not apply to them
+     (--skip-benches where there is no cargo);
   2. `endbook oware generate` for N = 9..12: every kernel (and auto) on run
      sweeps (the default) and on dense sweeps, on 1 thread and on all
      threads; frontier and hybrid sweeps; each movegen; REPEAT times each;
