@@ -388,25 +388,76 @@ fn small_books_stay_version_one() {
     }
 }
 
-/// A book in the flat `layers` encoding reads every value of a level on
-/// opening: opened for lookups, a damaged level fails its checksum then.
+/// A book in the flat `layers` encoding opened for lookups is checked as
+/// they read it, as a compact one is (it was read whole on opening): a
+/// damaged level fails its checksum, and a value out of its level's bounds
+/// under a valid checksum is refused, on the lookups that read them; every
+/// other lookup answers as in the undamaged book. A full open refuses both.
 #[test]
-fn flat_books_check_their_levels_on_opening_for_lookups() {
+fn flat_books_are_checked_as_lookups_read_them() {
     use endbook::games::oware::Encoding;
-    let generated = generate(GenerateOptions::new(6), |_| {});
+    let seeds = 6;
+    let generated = generate(GenerateOptions::new(seeds), |_| {});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flat.book");
     OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
-    let mut bytes = fs::read(&path).unwrap();
-    let entry = entry_at(get_u32(&bytes, 16) as usize, 6);
-    let (offset, len) = (
-        get_u64(&bytes, entry) as usize,
-        get_u64(&bytes, entry + 8) as usize,
-    );
-    bytes[offset + len - 1] ^= 1;
-    fs::write(&path, &bytes).unwrap();
-    let error = OwareBook::open_for_lookups(&path).unwrap_err();
-    assert_eq!(kind(&error), "ChecksumMismatch", "{error}");
+    let reference = OwareBook::open(&path).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    let (params, sections) = (get_u32(&bytes, 16) as usize, get_u32(&bytes, 20) as usize);
+    let section = |level: usize| {
+        let entry = entry_at(params, level);
+        let offset = get_u64(&bytes, entry) as usize;
+        (entry, offset..offset + get_u64(&bytes, entry + 8) as usize)
+    };
+    // Level 6: its last byte changed, nothing resealed.
+    let (_, damaged) = section(6);
+    let mut broken_bytes = bytes.clone();
+    broken_bytes[damaged.end - 1] ^= 1;
+    // Level 5: the first board's value in the first layer made 100, the
+    // section's checksum and the header's recomputed.
+    let (entry, level5) = section(5);
+    let out_of_bounds = resealed(&bytes, params, sections, |b| {
+        b[level5.start] = 100;
+        let crc = crc32fast::hash(&b[level5.clone()]);
+        b[entry + 32..entry + 36].copy_from_slice(&crc.to_le_bytes());
+    });
+    let index = BoardIndex::new(seeds);
+    let first5 = index.board(index.level_starts()[5]);
+    for (book, reason, is_refused) in [
+        (
+            broken_bytes,
+            "checksum mismatch in section 6",
+            &(|board: &Board, _| board.seeds() == 6) as &dyn Fn(&Board, u32) -> bool,
+        ),
+        (
+            out_of_bounds,
+            "value 100 is outside -5..=5",
+            &|board: &Board, turns| *board == first5 && turns == 1,
+        ),
+    ] {
+        fs::write(&path, &book).unwrap();
+        assert!(OwareBook::open(&path).is_err(), "{reason}");
+        let lazy = OwareBook::open_for_lookups(&path).unwrap();
+        let mut refused = 0;
+        for rank in 0..index.states() {
+            let board = index.board(rank);
+            for turns in [1, 2, DEFAULT_TURN_LIMIT] {
+                match lazy.value(&board, turns) {
+                    Ok(value) => {
+                        assert!(!is_refused(&board, turns), "{board}, {turns} turns");
+                        assert_eq!(Ok(value), reference.value(&board, turns), "{board}");
+                    }
+                    Err(ProbeError::Corrupt { reason: why, .. }) => {
+                        assert!(is_refused(&board, turns), "{board}, {turns} turns: {why}");
+                        assert!(why.contains(reason), "{why}");
+                        refused += 1;
+                    }
+                    Err(e) => panic!("{board}: {e}"),
+                }
+            }
+        }
+        assert!(refused > 0, "{reason}");
+    }
 }
 
 /// `level_bytes` reads a whole level: on a book opened for lookups, whose

@@ -715,3 +715,92 @@ fn levels_changing_past_the_compact_turns_are_refused() {
         );
     }
 }
+
+/// The message of the panic `f` ends in.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let payload = std::panic::catch_unwind(f).expect_err("a panic");
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload
+            .downcast::<&str>()
+            .map_or_else(|_| "<not a string>".into(), |message| message.to_string()),
+    }
+}
+
+/// Lists that break the encoder's rules are refused, whichever the codec,
+/// not stored as some other list (a repeated value was stored as a change
+/// by -1 before it was checked).
+#[test]
+fn lists_that_are_not_changes_are_refused() {
+    let refused: [(&[(u32, i8)], &str); 8] = [
+        (&[(1, 3), (5, 3), (9, 4)], "is not a change"),
+        (&[(2, 0)], "is not a change"),
+        (&[(1, 0), (2, 1)], "is not a change"),
+        (&[(4, 1), (4, 2)], "is not a change"),
+        (&[(4, 1), (3, 2)], "is not a change"),
+        (&[(1, -128)], "outside -127..=127"),
+        (&[(7, 1), (256, 2)], "past the 255 turns"),
+        (&[(1, -100), (2, 100)], "by at most 127"),
+    ];
+    for codec in [Codec::V1, Codec::V2] {
+        for (list, expected) in refused {
+            let message = panic_message(|| {
+                compact::encode(codec, 3, |board| {
+                    if board == 1 {
+                        list.to_vec()
+                    } else {
+                        Vec::new()
+                    }
+                });
+            });
+            assert!(
+                message.contains(expected),
+                "{codec:?} {list:?}: {message:?}"
+            );
+        }
+        // Their neighbours in bounds are encoded and read back.
+        for list in [
+            &[(1, 3), (5, 2), (9, 4)][..],
+            &[(1, -127), (2, 0), (255, 127)],
+            &[(1, -100), (2, 27)],
+        ] {
+            let section = compact::encode(codec, 1, |_| list.to_vec());
+            let (level, _) = Level::parse(&section, codec, 1, 255, 127).expect("a valid encoding");
+            for turns in 1..=255 {
+                assert_eq!(level.value(0, turns), replay(list, turns), "{list:?}");
+            }
+        }
+    }
+}
+
+/// A replay of no layers reads nothing: the next picks up where it would
+/// have (a V1 record's value with 1 turn left was lost before).
+#[test]
+fn replaying_no_layers_leaves_the_records_unread() {
+    let mut rng = Rng(0x0e4a);
+    for codec in [Codec::V1, Codec::V2] {
+        let boards = 40;
+        let mut lists = random_changes(&mut rng, boards, 200);
+        lists[0] = vec![(1, 5), (3, 7)];
+        let section = compact::encode(codec, boards, |board| lists[board].clone());
+        let (level, _) = Level::parse(&section, codec, boards, 200, 63).expect("a valid encoding");
+        let mut resume = vec![compact::Resume::default(); boards];
+        let mut values = vec![0i8; 3 * boards];
+        let mut first = 1;
+        for rows in [0, 3, 0, 0, 3] {
+            let mut window: Vec<&mut [i8]> = values[..rows * boards].chunks_mut(boards).collect();
+            level.replay(0..boards, first, &mut window, &mut resume);
+            for (k, row) in values[..rows * boards].chunks(boards).enumerate() {
+                let turns = first + k as u32;
+                for (board, &value) in row.iter().enumerate() {
+                    assert_eq!(
+                        value,
+                        replay(&lists[board], turns),
+                        "{codec:?}, board {board}, {turns} turns"
+                    );
+                }
+            }
+            first += rows as u32;
+        }
+    }
+}

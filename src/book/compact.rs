@@ -162,14 +162,22 @@ const STRETCH: usize = 2048;
 pub trait TurnOrder {
     /// Calls `f(turn, board, value)` for each change of a board below `end`
     /// not given yet, turn by turn and boards ascending within a turn; `end`
-    /// grows from call to call. Turns start at 1; each change's value differs
-    /// from the board's value at the turn before (0 at turn 0).
+    /// grows from call to call. Turns start at 1 and go up to [`MAX_TURNS`];
+    /// each change's value lies within `-127..=127`, at most 127 from the
+    /// board's value at the turn before (0 at turn 0), and differs from it.
+    /// The encoder panics on a change that does not.
     fn take_below(&mut self, end: usize, f: impl FnMut(u32, usize, i8));
 }
 
 /// Encodes a level from each board's changes: `changes(board)` lists
 /// (turn, value) with ascending turns from 1, only where the value differs
 /// from the turn before (turn 0 counting as value 0).
+///
+/// # Panics
+///
+/// Where a list breaks that rule or the bounds a [`TurnOrder`] keeps
+/// (turns up to [`MAX_TURNS`], values within `-127..=127`, each at most
+/// 127 from the one before).
 pub fn encode(
     codec: Codec,
     boards: usize,
@@ -195,7 +203,15 @@ fn encode_with(streaming: Streaming, changes: impl Fn(usize) -> Vec<(u32, i8)> +
     let by_chunk = |range: Range<usize>| {
         let mut by_turn = Vec::new();
         for board in range {
+            let mut last_turn = 0;
             for (turn, value) in changes(board) {
+                // (The encoder sees them turn by turn: it checks the rest.)
+                assert!(
+                    turn > last_turn,
+                    "board {board}: (turn {turn}, value {value}) is not a change after turn \
+                     {last_turn}: turns must rise"
+                );
+                last_turn = turn;
                 let at = turn as usize - 1;
                 if by_turn.len() <= at {
                     by_turn.resize(at + 1, (Vec::new(), 0));
@@ -230,7 +246,8 @@ where
 /// # Panics
 ///
 /// Where `solution` has no level `level`, or no longer holds its changes,
-/// or a change lies past turn [`MAX_TURNS`].
+/// or a change lies past turn [`MAX_TURNS`] (or breaks another of
+/// [`TurnOrder`]'s bounds).
 pub fn encode_level(codec: Codec, solution: &Solution, level: usize) -> Vec<u8> {
     let boards = solution.levels[level].states;
     encode_whole(
@@ -338,6 +355,10 @@ impl Buffers {
 /// `buffers`, to be given back once written. Returns the block table
 /// ([`table_len`] bytes), which goes before them in the section.
 /// ([`Streaming`] does the same a wave at a call.)
+///
+/// # Panics
+///
+/// Where a chunk's changes break [`TurnOrder`]'s rules.
 pub fn encode_streaming<C, T>(
     mut streaming: Streaming,
     chunk: C,
@@ -508,6 +529,23 @@ struct Slot {
 /// Bytes of codes a [`Slot`] holds.
 const SLOT_CODES: usize = 28;
 
+/// Why the encoder refuses a change `(turn, board, value)` after the
+/// board's last, `(last_turn, last_value)` (turn 0, value 0 before any).
+#[cold]
+#[inline(never)]
+fn not_a_change(board: usize, turn: u32, value: i8, last_turn: u16, last_value: i8) -> ! {
+    if turn > MAX_TURNS {
+        panic!("board {board}: a change at turn {turn}, past the {MAX_TURNS} turns compact levels cover");
+    }
+    if value == i8::MIN {
+        panic!("board {board}: value {value} at turn {turn}, outside -127..=127");
+    }
+    panic!(
+        "board {board}: (turn {turn}, value {value}) is not a change after (turn {last_turn}, value \
+         {last_value}): turns must rise and each value differ from the one before"
+    );
+}
+
 /// The records of the boards of `range` (starting at a block boundary),
 /// in `records` (empty), and each block's offset within them.
 ///
@@ -540,12 +578,14 @@ fn encode_records_in<const V1: bool>(
     let codec = if V1 { Codec::V1 } else { Codec::V2 };
     // V1 counts changes from turn 1 and stores the value there up front.
     let first_turn = u16::from(V1);
+    // A slot's turn starts at 0 for both: so a change at turn 1 is later
+    // than the slot's (V1's dt counts from `first_turn` all the same).
     let mut offsets = Vec::with_capacity(range.len().div_ceil(BLOCK));
     // Per board of the stretch (small, to stay in L1 and L2): its slot,
     // V1's value at turn 1, the bytes of its codes past the slot, where the
     // next of those goes.
     let empty = Slot {
-        turn: first_turn,
+        turn: 0,
         value: 0,
         used: 0,
         codes: [0; SLOT_CODES],
@@ -561,7 +601,7 @@ fn encode_records_in<const V1: bool>(
         let boards = end - start;
         let spilled = &mut spilled[..boards];
         for slot in &mut slots[..boards] {
-            (slot.turn, slot.value, slot.used) = (first_turn, 0, 0);
+            (slot.turn, slot.value, slot.used) = (0, 0, 0);
         }
         first_values.fill(0);
         spilled.fill(0);
@@ -570,12 +610,17 @@ fn encode_records_in<const V1: bool>(
             let i = board - start;
             // `i` is below STRETCH: no bounds check.
             let slot = &mut slots[i % STRETCH];
-            assert!(
-                turn <= MAX_TURNS,
-                "compact levels cover at most {MAX_TURNS} turns"
-            );
-            let turn = turn as u16;
             let (last_turn, last_value) = (slot.turn, slot.value);
+            // One predictable branch a change: a list breaking `TurnOrder`'s
+            // contract would otherwise be stored wrong without a word.
+            if turn > MAX_TURNS
+                || turn as u16 <= last_turn
+                || value == last_value
+                || value == i8::MIN
+            {
+                not_a_change(board, turn, value, last_turn, last_value);
+            }
+            let turn = turn as u16;
             (slot.turn, slot.value) = (turn, value);
             if V1 && turn == first_turn {
                 // V1's value with 1 turn left: the body's first byte.
@@ -583,7 +628,7 @@ fn encode_records_in<const V1: bool>(
                 return;
             }
             let dv = i16::from(value) - i16::from(last_value);
-            let (code, len) = codec.code(u32::from(turn - last_turn), dv);
+            let (code, len) = codec.code(u32::from(turn - last_turn.max(first_turn)), dv);
             let at = usize::from(slot.used);
             if at <= SLOT_CODES - 4 {
                 // All four bytes within the slot; those past the code are
@@ -1122,6 +1167,11 @@ impl<'a> Level<'a> {
         assert!(first >= 1);
         assert_eq!(resume.len(), boards.len());
         assert!(rows.iter().all(|row| row.len() == boards.len()));
+        if rows.is_empty() {
+            // Nothing to replay: a record left unread stays so (V1's value
+            // with 1 turn left, read with the body's first byte, included).
+            return;
+        }
         let end = first + rows.len() as u32;
         // Each board's value before the window, and the window's changes
         // (row, board, value) in board order; then row by row, the row's

@@ -440,6 +440,9 @@ impl OwareBook {
                         states * last_change
                     )));
                 }
+                // For lookups, each value is checked as it is read
+                // (`OwareBook::value_of`), as compact records are.
+                None if !check_records => {}
                 None => {
                     // Every value is read: every byte checked first.
                     container.ensure(seeds, 0..bytes.len())?;
@@ -815,7 +818,13 @@ impl OwareBook {
                 let layer = turns_left.min(level.last_change) as usize - 1;
                 let at = layer * level.states as usize + rank;
                 ensure(at..at + 1).map_err(|e| corrupt(e.0))?;
-                section[at] as i8
+                let value = section[at] as i8;
+                if value.unsigned_abs() > seeds as u8 {
+                    return Err(corrupt(format!(
+                        "value {value} is outside -{seeds}..={seeds}"
+                    )));
+                }
+                value
             }
             Some(codec) if self.records_checked => {
                 compact::Level::trusted(section, codec, level.states as usize)
