@@ -733,14 +733,35 @@ fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
 #[test]
 fn lists_that_are_not_changes_are_refused() {
     let refused: [(&[(u32, i8)], &str); 8] = [
-        (&[(1, 3), (5, 3), (9, 4)], "is not a change"),
-        (&[(2, 0)], "is not a change"),
-        (&[(1, 0), (2, 1)], "is not a change"),
-        (&[(4, 1), (4, 2)], "is not a change"),
-        (&[(4, 1), (3, 2)], "is not a change"),
-        (&[(1, -128)], "outside -127..=127"),
-        (&[(7, 1), (256, 2)], "past the 255 turns"),
-        (&[(1, -100), (2, 100)], "by at most 127"),
+        (
+            &[(1, 3), (5, 3), (9, 4)],
+            "board 1: (turn 5, value 3) is not a change after (turn 1, value 3)",
+        ),
+        (
+            &[(2, 0)],
+            "board 1: (turn 2, value 0) is not a change after (turn 0, value 0)",
+        ),
+        (
+            &[(1, 0), (2, 1)],
+            "board 1: (turn 1, value 0) is not a change after (turn 0, value 0)",
+        ),
+        (
+            &[(4, 1), (4, 2)],
+            "board 1: (turn 4, value 2) is not a change after turn 4",
+        ),
+        (
+            &[(4, 1), (3, 2)],
+            "board 1: (turn 3, value 2) is not a change after turn 4",
+        ),
+        (
+            &[(1, -128)],
+            "board 1: value -128 at turn 1, outside -127..=127",
+        ),
+        (
+            &[(7, 1), (256, 2)],
+            "board 1: a change at turn 256, past the 255 turns",
+        ),
+        (&[(1, -100), (2, 100)], "a change of a value by at most 127"),
     ];
     for codec in [Codec::V1, Codec::V2] {
         for (list, expected) in refused {
@@ -758,6 +779,26 @@ fn lists_that_are_not_changes_are_refused() {
                 "{codec:?} {list:?}: {message:?}"
             );
         }
+        // A reader giving a board's turns out of order, as `encode`'s
+        // own cannot.
+        struct Backwards(bool);
+        impl compact::TurnOrder for Backwards {
+            fn take_below(&mut self, _: usize, mut f: impl FnMut(u32, usize, i8)) {
+                if !std::mem::replace(&mut self.0, true) {
+                    f(5, 1, 1);
+                    f(3, 1, 2);
+                }
+            }
+        }
+        let message = panic_message(|| {
+            let buffers = compact::Buffers::default();
+            let streaming = compact::Streaming::new(codec, 3);
+            compact::encode_streaming(streaming, |_| Backwards(false), &buffers, |_| {});
+        });
+        assert!(
+            message.contains("board 1: (turn 3, value 2) is not a change after (turn 5, value 1)"),
+            "{codec:?}: {message:?}"
+        );
         // Their neighbours in bounds are encoded and read back.
         for list in [
             &[(1, 3), (5, 2), (9, 4)][..],
