@@ -1666,6 +1666,23 @@ fn extend_refuses_a_missing_foreign_or_corrupt_book() {
     }
     assert!(!out.exists());
     assert!(!dir.path().join("8.book.checkpoint").exists());
+    // Damage in a chunk of a large level, away from its block offsets,
+    // which opening for lookups does not read: the dry run checks every
+    // checksum (it passed such a book).
+    let large = dir.path().join("12.book");
+    assert!(endbook(&generate_args("12", &large, &[])).status.success());
+    let mut bytes = std::fs::read(&large).unwrap();
+    let at = bytes.len() * 3 / 4;
+    bytes[at] ^= 0x10;
+    std::fs::write(&large, &bytes).unwrap();
+    let out13 = dir.path().join("13.book");
+    let dry = endbook(&generate_args(
+        "13",
+        &out13,
+        &["--extend", large.to_str().unwrap(), "--dry-run"],
+    ));
+    assert_dry_run_stops(&dry, "checksum mismatch in section 12");
+    assert!(!out13.exists());
 }
 
 /// A checkpoint with no finished level (a run killed before its first) is

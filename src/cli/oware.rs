@@ -511,11 +511,19 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     // Before anything runs on the global pool (checksums do).
     let threads = configure_threads(args.resources.threads)?;
     // The book --extend builds on, its header and structure checked (its
-    // every byte and record are, as the run opens it whole). Its turn limit is the run's
-    // unless one is given.
+    // every byte and record are, as the run opens it whole; a dry run,
+    // which opens it no further, checks every checksum here). Its turn
+    // limit is the run's unless one is given.
+    let dry_run = args.dry.dry_run;
     let extended = args.extend.as_ref().map(|old| {
         OwareBook::open_for_lookups(old)
             .and_then(|book| book.check_frames().map(|()| book))
+            .and_then(|book| {
+                if dry_run {
+                    book.check_checksums()?;
+                }
+                Ok(book)
+            })
             .map_err(|e| named_extend(unreadable_book(e)))
             .map(|book| (book.turn_limit(), book.max_seeds(), book.file_len()))
     });
