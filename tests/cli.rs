@@ -1521,8 +1521,11 @@ fn resume_refuses_a_damaged_checkpoint() {
         assert!(!out.exists());
         assert!(std::fs::read(&checkpoint).unwrap() == held);
     }
-    // A whole one that does not fit the run: its dry run says so too.
-    std::fs::write(&checkpoint, &bytes).unwrap();
+    // A whole one that does not fit the run: its dry run says so too, and
+    // neither touches it (its room past the last commit, as a killed run
+    // leaves, was cut off by a refused run).
+    let padded = [&bytes[..], &[0u8; 4096]].concat();
+    std::fs::write(&checkpoint, &padded).unwrap();
     for (seeds, extra, why) in [
         (
             "8",
@@ -1540,10 +1543,11 @@ fn resume_refuses_a_damaged_checkpoint() {
             &[&args[..], &["--dry-run"]].concat(),
         ));
         assert_dry_run_stops(&dry, why);
+        assert!(std::fs::read(&checkpoint).unwrap() == padded, "{why}");
     }
     let dry = endbook(&generate_args("8", &out, &["--resume", "--dry-run"]));
     assert!(dry.status.success(), "{}", text(&dry.stderr));
-    assert!(std::fs::read(&checkpoint).unwrap() == bytes);
+    assert!(std::fs::read(&checkpoint).unwrap() == padded);
     std::fs::write(&checkpoint, &bytes[..bytes.len() - 1]).unwrap();
     // Without --resume the run does not write over it either; one it
     // could resume, --resume is offered for.

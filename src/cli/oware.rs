@@ -672,6 +672,27 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     };
     // The work, as the memory check names it.
     let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
+    // Whether the book --extend builds on, or the checkpoint --resume
+    // takes up, fits the run, by their headers, before either is opened to
+    // be built on (reopening a checkpoint cuts what follows its last
+    // commit: a refused run leaves it as it was).
+    let base = || match (&args.extend, &extended, &committed) {
+        (Some(old), Some(extended), _) => match extended {
+            Ok((turn_limit, max_seeds, _)) => {
+                check_base(*turn_limit, *max_seeds, old, &options, true).err()
+            }
+            Err(why) => Some(why.clone()),
+        },
+        (_, _, Some(committed)) if args.resume => match committed {
+            Ok((turn_limit, max_seeds)) => {
+                check_base(*turn_limit, *max_seeds, &checkpoint, &options, false).err()
+            }
+            // As the run: copied from (its levels checked then).
+            Err(BookError::Corrupt { .. }) => None,
+            Err(error) => Some(unresumable(error)),
+        },
+        _ => None,
+    };
     if args.dry.dry_run {
         println!(
             "boards        {} (0..={} seeds{})",
@@ -692,25 +713,6 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             (1.0 - SERIAL_SHARE) * expected.seconds_2_threads,
             threads,
         );
-        // The run's own checks, in its order (of the checkpoint a --resume
-        // takes up, its header: its levels are checked as the run opens it).
-        let base = || match (&args.extend, &extended, &committed) {
-            (Some(old), Some(extended), _) => match extended {
-                Ok((turn_limit, max_seeds, _)) => {
-                    check_base(*turn_limit, *max_seeds, old, &options, true).err()
-                }
-                Err(why) => Some(why.clone()),
-            },
-            (_, _, Some(committed)) => match committed {
-                Ok((turn_limit, max_seeds)) => {
-                    check_base(*turn_limit, *max_seeds, &checkpoint, &options, false).err()
-                }
-                // As the run: copied from (its levels checked then).
-                Err(BookError::Corrupt { .. }) => None,
-                Err(error) => Some(unresumable(error)),
-            },
-            _ => None,
-        };
         let stop = print_verdict(
             kept_checkpoint
                 .or_else(|| check_folder_writable(&out).err())
@@ -743,6 +745,9 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     check_folder_writable(&out)?;
     args.resources.check_memory(estimate, work)?;
     args.disk.check(expected.book, kept_bytes, &out)?;
+    if let Some(why) = base() {
+        return Err(why);
+    }
     // Held to the end: no other run writes this checkpoint meanwhile (one
     // made below is locked as it is made).
     let mut locks = Vec::new();
