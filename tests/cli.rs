@@ -2142,3 +2142,42 @@ fn a_probe_whose_line_reads_a_damaged_chunk_prints_nothing() {
     ]);
     common::assert_refused_as_corrupt(&out);
 }
+
+/// A generation whose writes fail (here a file-size limit, with SIGXFSZ
+/// ignored so that the write reports it, as a full disk would) exits 1
+/// naming the checkpoint it keeps and how to go on from it; `--resume`
+/// then completes the book a fresh run writes.
+#[test]
+fn a_run_failing_to_write_names_the_checkpoint_it_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("10.book");
+    let checkpoint = dir.path().join("10.book.checkpoint");
+    let args = generate_args("10", &out, &[]);
+    // (1,500 blocks of 1 KiB: levels up to 8 or so fit, level 10 not.)
+    let failed = Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 1500; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_endbook"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let stderr = text(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap();
+    assert!(
+        last.starts_with("endbook: ")
+            && last.contains("File too large")
+            && last.contains(&format!(
+                "finished are kept in {}: once that is mended, run again with --resume",
+                checkpoint.display()
+            )),
+        "{stderr}"
+    );
+    assert!(!out.exists() && checkpoint.exists());
+    let resumed = endbook(&generate_args("10", &out, &["--resume"]));
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(text(&resumed.stderr).contains("taking over levels 0..="));
+    let fresh = dir.path().join("fresh.book");
+    assert!(endbook(&generate_args("10", &fresh, &[])).status.success());
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&fresh).unwrap());
+}

@@ -925,8 +925,18 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         result,
         encode_time,
     } = encoder.finish();
-    result.map_err(book_failure)?;
-    writer.finish(&generated, &out).map_err(book_failure)?;
+    // A run that fails writing keeps the levels its checkpoint committed:
+    // the message says so, and how to go on from them.
+    let failed = |error: BookError| match BookWriter::committed(&checkpoint) {
+        Ok((_, seeds)) => CliError::Failure(format!(
+            "{error}; the levels up to {seeds} seeds finished are kept in {}: once that is \
+             mended, run again with --resume to go on from them",
+            checkpoint.display()
+        )),
+        Err(_) => book_failure(error),
+    };
+    result.map_err(failed)?;
+    writer.finish(&generated, &out).map_err(failed)?;
     let total_time = start.elapsed();
 
     let solution = &generated.solution;
