@@ -821,6 +821,8 @@ fn generate_rejects_bad_sizes() {
 fn export_flat_matches_the_library_and_repeats_converged_layers() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("flat.bin");
+    // A file there is replaced, and the export says so.
+    std::fs::write(&out_path, b"an older export").unwrap();
     let layers = 150;
     let out = endbook(&[
         "oware",
@@ -835,6 +837,14 @@ fn export_flat_matches_the_library_and_repeats_converged_layers() {
         out_path.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "note: {} (15 B) exists: it is replaced once this run is complete",
+            out_path.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
     let flat = std::fs::read(&out_path).unwrap();
     let book = endbook::games::oware::OwareBook::open(book()).unwrap();
     let boards = book.flat_len(1) as usize;

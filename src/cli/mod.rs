@@ -526,9 +526,9 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Says on stderr, as a generation starts, that it will replace the book
-/// (or other file) already at `out`: a generation's output is written
-/// under another name and renamed over it only once complete.
+/// Says on stderr, as a generation or an export starts, that it will
+/// replace the book (or other file) already at `out`: their output is
+/// written under another name and renamed over it only once complete.
 fn note_replacing(out: &Path) {
     if let Ok(meta) = std::fs::metadata(out) {
         note!(

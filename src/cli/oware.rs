@@ -1607,6 +1607,7 @@ fn run_export(args: ExportArgs) -> Result<(), CliError> {
             args.out.display()
         )));
     }
+    note_replacing(&out);
     let temporary = temporary_path(&out);
     let failed = |e: io::Error| {
         let _ = std::fs::remove_file(&temporary);
