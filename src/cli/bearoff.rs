@@ -36,7 +36,8 @@ pub enum Command {
     /// Evaluate one position exactly without a book, solving only the
     /// positions it can reach (any sides up to 15 checkers, memory allowing).
     Eval(EvalArgs),
-    /// Show a book's header: checkers, values, sizes.
+    /// Check a book's checksums and show its header: checkers, values,
+    /// sizes.
     Info(InfoArgs),
     /// Check every stored value of a book twice: against the generator
     /// (its table generated again, each 16-bit code compared with the one
@@ -285,10 +286,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     args.disk.check(options.book_bytes(), 0, &out)?;
     note_replacing(&out);
     note!(
-        "generating bear-off book: {} per side up to {} checkers, {what}, {threads} threads, kernel {kernel}, about {} of memory",
+        "generating bear-off book: {} per side up to {} checkers, {what}, {threads_counted}, kernel {kernel}, about {} of memory",
         grouped(Universe::full_layout(args.checkers).positions() as u64),
         args.checkers,
-        human_bytes(memory)
+        human_bytes(memory),
+        threads_counted = counted(threads as u64, "thread"),
     );
     let start = Instant::now();
     let generated = solving(|report| generate(options, report));
@@ -453,10 +455,11 @@ fn run_eval(args: EvalArgs) -> Result<(), CliError> {
     let kernel = kernel(KernelArg::Auto)?;
     let evaluation = solving(|report| Evaluation::solve(plan, !args.cubeless, kernel, report));
     note!(
-        "solved {} reachable, {}, in {:.3} s on {threads} threads",
+        "solved {} reachable, {}, in {:.3} s on {threads_counted}",
         counted(evaluation.sides() as u64, "side"),
         counted(evaluation.pairs(), "pair"),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        threads_counted = counted(threads as u64, "thread"),
     );
     report(&evaluation, &position)
 }
@@ -629,7 +632,7 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     args.resources
         .check_memory(memory, || format!("verifying {}", args.book.display()))?;
     note!(
-        "verifying {} ({} checkers per side{}) against {}: {threads} threads{}, about {} of memory",
+        "verifying {} ({} checkers per side{}) against {}: {threads_counted}{}, about {} of memory",
         args.book.display(),
         book.checkers(),
         if book.has_cube() { ", cubeful" } else { "" },
@@ -643,7 +646,8 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
         } else {
             String::new()
         },
-        human_bytes(memory)
+        human_bytes(memory),
+        threads_counted = counted(threads as u64, "thread"),
     );
     if generator {
         let start = Instant::now();

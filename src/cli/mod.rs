@@ -127,9 +127,17 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        // (Help goes to stdout: a reader that has gone ends the process.)
-        if let Err(e) = error.print() {
-            unless_reader_gone(e);
+        // (Help goes to stdout: a reader that has gone ends the process;
+        // one that cannot take it, as `>/dev/full`, fails it, as any other
+        // output does. Flushed here: clap leaves that to the exit.)
+        use std::io::Write as _;
+        let printed = error
+            .print()
+            .and_then(|()| std::io::stdout().flush())
+            .map_err(unless_reader_gone);
+        if let Err(e) = printed {
+            note!("endbook: failed printing to stdout: {e}");
+            return ExitCode::from(1);
         }
         return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
     }
@@ -224,19 +232,34 @@ fn side_hint(error: &clap::Error, args: &[String]) -> &'static str {
 /// `usage_error`).
 fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let negative = |whole: &str| {
+    // Named by its option where it has one (`--turns`, of clap's
+    // `--turns <T>`).
+    let negative = |whole: &str, option: Option<&str>| {
         // `-0` (or `-0.0G`, or a board's `-0`) is no negative number: every
         // number with a sign is a zero.
         let zero = |token: &str| !token.bytes().any(|b| (b'1'..=b'9').contains(&b));
         let signed_zeros = count_fields(whole)
             .filter(|token| token.starts_with('-'))
             .all(zero);
-        let sign = if signed_zeros {
-            "are written without a sign"
-        } else {
-            "cannot be negative"
-        };
-        format!("'{}': counts, sizes and turns {sign}", excerpt(whole))
+        match (
+            option.and_then(|o| o.split_whitespace().next()),
+            signed_zeros,
+        ) {
+            (Some(option), true) => {
+                format!("'{}' for {option}: write it without a sign", excerpt(whole))
+            }
+            (Some(option), false) => {
+                format!("'{}' for {option}: it cannot be negative", excerpt(whole))
+            }
+            (None, true) => format!(
+                "'{}': counts, sizes and turns are written without a sign",
+                excerpt(whole)
+            ),
+            (None, false) => format!(
+                "'{}': counts, sizes and turns cannot be negative",
+                excerpt(whole)
+            ),
+        }
     };
     // A negative number, or a board's counts or a size with one.
     let negative_number = |text: &str| {
@@ -259,7 +282,11 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
             return Some(format!("'{}' is too large for {option}", excerpt(value)));
         }
         (ErrorKind::ValueValidation, Some(ContextValue::String(value))) => {
-            return negative_number(value).then(|| negative(value));
+            let option = match error.get(ContextKind::InvalidArg) {
+                Some(ContextValue::String(option)) => Some(option.as_str()),
+                _ => None,
+            };
+            return negative_number(value).then(|| negative(value, option));
         }
         (ErrorKind::UnknownArgument, _) => {}
         _ => return None,
@@ -278,7 +305,7 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
         .and_then(|previous| previous.strip_prefix("--"))
         .and_then(|long| value_option(args, long));
     match option {
-        Some(true) if negative_number(whole) => Some(negative(whole)),
+        Some(true) if negative_number(whole) => Some(negative(whole, Some(&args[at - 1]))),
         Some(_) => Some(format!(
             "'{}': a value starting with '-' goes after '=' ({}={})",
             excerpt(whole),
@@ -286,7 +313,7 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
             excerpt(whole)
         )),
         // A board's counts, or a stray number.
-        None if negative_number(whole) => Some(negative(whole)),
+        None if negative_number(whole) => Some(negative(whole, None)),
         None => None,
     }
 }
@@ -386,7 +413,7 @@ pub struct Resources {
     /// Plan for at most SIZE of memory, when less than the system reports
     /// available (for a run sharing the machine): bytes, or with a suffix
     /// K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (of 1024), e.g. 8G.
-    /// The memory check (and a generation's dry run) uses it.
+    /// The memory check uses it (and, for generate, its dry run).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<u64>,
 }

@@ -42,7 +42,7 @@ pub enum Command {
     /// CodinGame bot reads its input. The value is the net score the player to
     /// move gains with perfect play by both sides, seeds already captured aside.
     #[command(
-        override_usage = "endbook oware probe --book <FILE> --turns <T> <BOARD>\n       endbook oware probe --book <FILE> --batch < LINES"
+        override_usage = "endbook oware probe --book <FILE> --turns <T> [--line] <BOARD>...\n       endbook oware probe --book <FILE> --batch < LINES"
     )]
     Probe(ProbeArgs),
     /// Check a whole book (checksums and every record) and show its header:
@@ -191,7 +191,8 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "T", required_unless_present = "batch")]
     turns: Option<u32>,
     /// The board: 12 counts, houses 0-11, player to move first, e.g. "0 0 0 0 0 1 1 0 0 0 0 0"
-    /// (quoted as one argument, or as twelve).
+    /// (quoted as one argument, or as twelve); a '|' may part the two sides
+    /// ("0 0 0 0 0 1 | 1 0 0 0 0 0").
     #[arg(
         value_name = "BOARD",
         num_args = 1..,
@@ -805,11 +806,11 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
     }
     let mut interrupted = None;
     note!(
-        "generating Oware book: {} boards (0..={} seeds), up to {} turns, {} threads, about {} of memory",
+        "generating Oware book: {} boards (0..={} seeds), up to {} turns, {}, about {} of memory",
         grouped(states),
         args.max_seeds,
         turn_limit,
-        threads,
+        counted(threads as u64, "thread"),
         human_bytes(estimate)
     );
     let (base, writer) = match base {
@@ -969,10 +970,10 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             ("by frontier", "child caches")
         };
         println!(
-            "total {} boards, {} layers swept ({} level layers {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding and writing {:.3} s)",
+            "total {} boards, {} swept ({} {partial}), {:.3} s ({prepared} {:.3} s, sweeps {:.3} s, waiting for the encoder {:.3} s, then encoding and writing {:.3} s)",
             grouped(states),
-            solution.turns_swept,
-            solution.frontier_turns,
+            counted(u64::from(solution.turns_swept), "layer"),
+            counted(u64::from(solution.frontier_turns), "level layer"),
             total_time.as_secs_f64(),
             generated.cache_time.as_secs_f64(),
             solution.elapsed.as_secs_f64(),
@@ -980,12 +981,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             (total_time - solve_time).as_secs_f64(),
         );
         println!(
-            "book encoded in {:.3} s on {threads} threads of the encoder's own, {}",
+            "book encoded in {:.3} s on {threads_counted} of the encoder's own, {}",
             encode_time.as_secs_f64(),
             match options.level_by_level {
                 true => "each level but the last while the levels above were solved",
                 false => "after the sweeps",
-            }
+            },
+            threads_counted = counted(threads as u64, "thread"),
         );
         println!(
             "{} state updates, {:.3e} state updates/s in the sweeps",
@@ -1326,10 +1328,11 @@ fn run_verify(args: VerifyArgs) -> Result<(), CliError> {
     args.resources
         .check_memory(estimate, || format!("verifying {}", args.book.display()))?;
     note!(
-        "verifying {}: {} boards, {threads} threads, about {} of memory",
+        "verifying {}: {} boards, {threads_counted}, about {} of memory",
         args.book.display(),
         grouped(boards),
-        human_bytes(estimate)
+        human_bytes(estimate),
+        threads_counted = counted(threads as u64, "thread"),
     );
     let started = Instant::now();
     let mut progress = Progress::new();
@@ -1392,9 +1395,10 @@ fn run_verify_sample(args: &VerifyArgs, samples: u64) -> Result<(), CliError> {
         format!("levels {min_seeds}-{max}")
     };
     note!(
-        "verifying {} by sample: {} draws from {levels} (draw seed {seed}), {threads} threads",
+        "verifying {} by sample: {} draws from {levels} (draw seed {seed}), {threads_counted}",
         args.book.display(),
-        grouped(samples)
+        grouped(samples),
+        threads_counted = counted(threads as u64, "thread"),
     );
     let mut progress = Progress::new();
     let checked = verify_sample(&book, samples, min_seeds, seed, |done| {
