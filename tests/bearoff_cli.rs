@@ -711,7 +711,8 @@ fn a_closed_output_pipe_ends_quietly() {
 /// `probe` opens the book for lookups and checks what it reads: on a copy
 /// of the book with a byte of its table changed, a probe and a batch each
 /// exit 2 saying the book is corrupt and where (the batch as the book's
-/// fault, not its line's); `info`, which opens it whole, refuses it too.
+/// fault, naming the line it was answering); `info`, which opens it whole,
+/// refuses it too.
 #[test]
 fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
@@ -722,13 +723,19 @@ fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
     std::fs::write(&copy, &bytes).unwrap();
     let copy = copy.to_str().unwrap();
     let probe = ["bearoff", "probe", "--book", copy];
-    for out in [
-        endbook(&[&probe[..], &["--x", "0 0 1 0 0 1", "--o", "1 0 0 0 0 0"]].concat()),
-        endbook_with_stdin(
-            &[&probe[..], &["--batch"]].concat(),
-            "0 0 1 0 0 1 | 1 0 0 0 0 0\n",
+    for (out, batch) in [
+        (
+            endbook(&[&probe[..], &["--x", "0 0 1 0 0 1", "--o", "1 0 0 0 0 0"]].concat()),
+            false,
         ),
-        endbook(&["bearoff", "info", "--book", copy]),
+        (
+            endbook_with_stdin(
+                &[&probe[..], &["--batch"]].concat(),
+                "0 0 1 0 0 1 | 1 0 0 0 0 0\n",
+            ),
+            true,
+        ),
+        (endbook(&["bearoff", "info", "--book", copy]), false),
     ] {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
         let stderr = text(&out.stderr);
@@ -736,7 +743,12 @@ fn a_probe_of_a_damaged_book_says_it_is_corrupt() {
             stderr.contains("damaged.book") && stderr.contains("checksum mismatch in section 0"),
             "{stderr}"
         );
-        assert!(!stderr.contains("stdin line"), "{stderr}");
+        // A batch names the line it was answering.
+        assert_eq!(
+            stderr.contains("(answering stdin line 1)"),
+            batch,
+            "{stderr}"
+        );
         assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     }
 }

@@ -710,14 +710,16 @@ enum LineError {
     /// The line is malformed or asks what the book cannot answer: named
     /// with its number and the format expected.
     Bad(String),
-    /// The book failed (a corrupt record): the command's error as it is.
+    /// The book failed (a corrupt record): the command's error, with the
+    /// number of the line it was answering.
     Fatal(CliError),
 }
 
 /// Answers `--batch`: each line of standard input but blank ones and those
 /// starting with '#', by `answer`, one line of output each, flushed at the
 /// end; stops at the first bad line (or one that is not UTF-8), naming it
-/// and the `format` expected (exit code 2). A reader that stops early ends
+/// and the `format` expected (exit code 2), or at a failure of the book,
+/// naming the line it was answering. A reader that stops early ends
 /// the process ([`end_by_broken_pipe`]).
 fn answer_lines(
     format: &str,
@@ -742,7 +744,13 @@ fn answer_lines(
             LineError::Bad(reason) => CliError::Input(format!(
                 "stdin line {number}: {reason} (expected \"{format}\")"
             )),
-            LineError::Fatal(error) => error,
+            // (The values printed before it answer the lines before it.)
+            LineError::Fatal(CliError::Input(m)) => {
+                CliError::Input(format!("{m} (answering stdin line {number})"))
+            }
+            LineError::Fatal(CliError::Failure(m)) => {
+                CliError::Failure(format!("{m} (answering stdin line {number})"))
+            }
         })?;
         writeln!(out, "{answered}").map_err(write_failed)?;
     }
@@ -759,8 +767,12 @@ fn unreadable_book(error: BookError) -> CliError {
                 game.books, game.command
             )
         }),
+        // Said instead of the magic it lacks.
         BookError::NotABook { path } if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) => {
-            Some(" (the file is empty)".into())
+            return CliError::Input(format!(
+                "{}: not an endbook book (the file is empty)",
+                path.display()
+            ));
         }
         _ => None,
     };
