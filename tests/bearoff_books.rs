@@ -529,3 +529,18 @@ fn verify_refuses_a_book_opened_for_lookups() {
     let book = BearoffBook::open_for_lookups(&path).unwrap();
     let _ = book.verify(Kernel::scalar(), |_| {});
 }
+
+/// What a dry run says a book will take is the length of the book written,
+/// header and checksums included (it said the values' bytes alone).
+#[test]
+fn book_bytes_are_the_length_of_the_book() {
+    for (checkers, cube) in [(1, false), (2, true), (3, false), (4, true)] {
+        let options = GenerateOptions::new(checkers, cube);
+        let bytes = generate(options, |_| {}).into_book_bytes();
+        assert_eq!(
+            options.book_bytes(),
+            bytes.len() as u64,
+            "{checkers} checkers, cube {cube}"
+        );
+    }
+}

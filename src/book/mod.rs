@@ -922,6 +922,28 @@ fn write_container(
     out.flush()
 }
 
+/// The length of the container [`write()`] and [`to_bytes`] make of
+/// `params` parameters and sections of `section_lens` bytes: the header,
+/// the room left for its table, and each section aligned, with its chunk
+/// table where it has one.
+pub fn container_len(params: usize, section_lens: &[u64]) -> u64 {
+    if section_lens.is_empty() {
+        return header_len(params, 0) as u64;
+    }
+    let mut end = first_section(params, section_lens.len());
+    for &len in section_lens {
+        end = SectionInfo {
+            offset: end.next_multiple_of(SECTION_ALIGN),
+            len,
+            meta: [0; 2],
+            crc32: 0,
+            chunk_shift: Chunking::BOOKS.shift_for(len),
+        }
+        .end();
+    }
+    end
+}
+
 /// Writers leave room for a table of at least this many sections before the
 /// first section (zero padding), so that a book written section by section
 /// with [`Appender`] can put its final header in front and comes out byte for
@@ -1426,6 +1448,39 @@ mod tests {
     /// Empty ranges check nothing, empty chunked sections have no chunk to
     /// check, and a range ending exactly on a chunk boundary checks no chunk
     /// past it (chunks of 64 bytes, every section chunked).
+    /// [`container_len`] is the length of the container written, whatever
+    /// its sections: none, empty, small, chunked.
+    #[test]
+    fn container_len_is_the_length_written() {
+        let lens: [&[usize]; 6] = [
+            &[],
+            &[0],
+            &[1, 2, 3],
+            &[CHUNKED_FROM as usize],
+            &[7, CHUNKED_FROM as usize + 5, 0, 100],
+            &[(3 << 20) + 1],
+        ];
+        for lens in lens {
+            let data: Vec<Vec<u8>> = lens.iter().map(|&len| vec![1u8; len]).collect();
+            let sections: Vec<SectionData<'_>> = data
+                .iter()
+                .map(|bytes| SectionData {
+                    meta: [0, 0],
+                    bytes,
+                })
+                .collect();
+            for params in [0, 5] {
+                let written = to_bytes(*b"TEST", &vec![9; params], &sections).len() as u64;
+                let lens: Vec<u64> = lens.iter().map(|&len| len as u64).collect();
+                assert_eq!(
+                    container_len(params, &lens),
+                    written,
+                    "{lens:?}, {params} params"
+                );
+            }
+        }
+    }
+
     #[test]
     fn empty_ranges_and_sections_and_chunk_boundaries() {
         let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 5) as u8).collect();

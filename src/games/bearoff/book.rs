@@ -529,7 +529,10 @@ pub(super) fn cubeful_codes(checkers: usize, table: Vec<f64>) -> (usize, Narrowe
     narrow(checkers, 4, table, |value, k| encode_value(k, value))
 }
 
-fn params(checkers: usize, cube: bool, slots: usize) -> [u64; 5] {
+/// Parameters in a bear-off book's header.
+pub(super) const PARAMS: usize = 5;
+
+fn params(checkers: usize, cube: bool, slots: usize) -> [u64; PARAMS] {
     let values = if cube { 4 } else { 1 };
     [
         checkers as u64,

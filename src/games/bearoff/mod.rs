@@ -118,9 +118,11 @@ impl GenerateOptions {
         self.pairs() * if self.cube { 32 } else { 4 }
     }
 
-    /// Bytes of the book file (16 bits per value).
+    /// Bytes of the book file: its values (16 bits each) and the
+    /// container's header and checksums.
     pub fn book_bytes(&self) -> u64 {
-        self.pairs() * if self.cube { 8 } else { 2 }
+        let values = self.pairs() * if self.cube { 8 } else { 2 };
+        crate::book::container_len(book::PARAMS, &[values])
     }
 }
 
