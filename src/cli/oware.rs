@@ -440,8 +440,14 @@ const LEVEL_BYTES: [u64; 26] = [
 const HEADER_BYTES: u64 = 4096;
 
 impl Estimate {
-    fn new(max_seeds: u32, boards: u64, mode: Sweep, turn_limit: u32) -> Estimate {
-        let estimate = Self::for_200_turns(max_seeds, boards, mode);
+    fn new(
+        max_seeds: u32,
+        boards: u64,
+        mode: Sweep,
+        turn_limit: u32,
+        level_by_level: bool,
+    ) -> Estimate {
+        let estimate = Self::for_200_turns(max_seeds, boards, mode, level_by_level);
         if !encoding_stores_layers(turn_limit) {
             return estimate;
         }
@@ -463,16 +469,21 @@ impl Estimate {
         }
     }
 
-    fn for_200_turns(max_seeds: u32, boards: u64, mode: Sweep) -> Estimate {
+    fn for_200_turns(max_seeds: u32, boards: u64, mode: Sweep, level_by_level: bool) -> Estimate {
         let above_12 = f64::from(max_seeds) - 12.0;
         let per_board = |bytes: f64| (boards as f64 * bytes) as u64;
+        // Cache sweeps solving every level at once held 1.15-1.19 times the
+        // per-board memory of one level at a time (hybrid, 12 to 14 seeds,
+        // 187-707 MB on the AMD machine); 6 MB is about the process's own
+        // (5 and 7 seeds, dense: 5.3 and 6.9 MB).
+        let all_at_once = if level_by_level { 1.0 } else { 1.2 };
         let (memory, seconds_2_threads) = match mode {
             Sweep::Runs => (
                 (24 << 20) + per_board(12.0 + 1.56 * above_12.max(0.0)),
                 boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
             ),
             _ => (
-                per_board(27.0 + 2.6 * f64::from(max_seeds)),
+                (6 << 20) + per_board((27.0 + 2.6 * f64::from(max_seeds)) * all_at_once),
                 boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
             ),
         };
@@ -641,7 +652,14 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         // A checkpoint may hold every level (a run stopped before renaming it).
         seeds < args.max_seeds || (extended.is_none() && seeds == args.max_seeds)
     });
-    let mut expected = Estimate::new(args.max_seeds, states, sweep.mode(), turn_limit);
+    let level_by_level = !args.all_levels_at_once;
+    let mut expected = Estimate::new(
+        args.max_seeds,
+        states,
+        sweep.mode(),
+        turn_limit,
+        level_by_level,
+    );
     match taken_over {
         // Every level: nothing is solved, the book is copied out of the
         // checkpoint. Peaks measured: 70.6-71.7 MB for the 23.9 MB 12-seed
@@ -653,7 +671,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         }
         Some((seeds, bytes)) => {
             let below = BoardIndex::new(seeds).states() as u64;
-            let below = Estimate::new(seeds, below, sweep.mode(), turn_limit);
+            let below = Estimate::new(seeds, below, sweep.mode(), turn_limit, level_by_level);
             expected.memory += bytes * 5 / 2;
             expected.seconds_2_threads -= below.seconds_2_threads.min(expected.seconds_2_threads);
         }
@@ -669,7 +687,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
             .map_or(KernelChoice::Auto, KernelChoice::Fixed),
         movegen: args.movegen.unwrap_or(MoveGenArg::Auto).movegen()?,
         mode: sweep.mode(),
-        level_by_level: !args.all_levels_at_once,
+        level_by_level,
     };
     // The work, as the memory check names it.
     let work = || format!("{} seeds ({} boards)", args.max_seeds, grouped(states));
