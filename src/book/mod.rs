@@ -427,7 +427,11 @@ impl Container {
             // process truncating or rewriting the file while it is open is
             // outside what this process can guard against; books are written
             // under a temporary name and renamed, never modified in place
-            // after (only an `Appender`'s unfinished file grows in place).
+            // after, but for an `Appender`'s unfinished file (a checkpoint):
+            // it grows past its last commit, is cut back to it when
+            // reopened, and has its header rewritten at each commit. A
+            // reader of it maps no byte past the last commit it read, and
+            // reads the header only once, on opening.
             Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(io_error)?)
         };
         Self::validate(path.to_owned(), bytes, game, check)
