@@ -71,6 +71,18 @@ fn kind(error: &BookError) -> &'static str {
     }
 }
 
+/// A book's parameter and section counts, and where section `i`'s table
+/// entry lies, and its bytes.
+fn layout_of(bytes: &[u8]) -> (usize, usize, impl Fn(usize) -> (usize, Range<usize>) + '_) {
+    let (params, sections) = (get_u32(bytes, 16) as usize, get_u32(bytes, 20) as usize);
+    let section = move |i: usize| {
+        let entry = entry_at(params, i);
+        let offset = get_u64(bytes, entry) as usize;
+        (entry, offset..offset + get_u64(bytes, entry + 8) as usize)
+    };
+    (params, sections, section)
+}
+
 /// The header's checksum recomputed after `change`.
 fn resealed(
     bytes: &[u8],
@@ -403,12 +415,7 @@ fn flat_books_are_checked_as_lookups_read_them() {
     OwareBook::write_with(&path, &generated, Encoding::Layers).unwrap();
     let reference = OwareBook::open(&path).unwrap();
     let bytes = fs::read(&path).unwrap();
-    let (params, sections) = (get_u32(&bytes, 16) as usize, get_u32(&bytes, 20) as usize);
-    let section = |level: usize| {
-        let entry = entry_at(params, level);
-        let offset = get_u64(&bytes, entry) as usize;
-        (entry, offset..offset + get_u64(&bytes, entry + 8) as usize)
-    };
+    let (params, sections, section) = layout_of(&bytes);
     // Level 6: its last byte changed, nothing resealed.
     let (_, damaged) = section(6);
     let mut broken_bytes = bytes.clone();
@@ -489,12 +496,7 @@ fn levels_are_checked_when_a_lookup_first_reads_them() {
     OwareBook::write(&path, &generated).unwrap();
     let reference = OwareBook::open(&path).unwrap();
     let bytes = fs::read(&path).unwrap();
-    let (params, sections) = (get_u32(&bytes, 16) as usize, get_u32(&bytes, 20) as usize);
-    let section = |level: usize| {
-        let entry = entry_at(params, level);
-        let offset = get_u64(&bytes, entry) as usize;
-        (entry, offset..offset + get_u64(&bytes, entry + 8) as usize)
-    };
+    let (params, sections, section) = layout_of(&bytes);
     // Level 5: its first block offset (always 0) made 1, the section's
     // checksum and the header's recomputed.
     let (entry, framed) = section(5);
