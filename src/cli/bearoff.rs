@@ -528,7 +528,7 @@ fn report(lookup: &impl Lookup, position: &Position) -> Result<(), CliError> {
         println!("  cube centred        {:+.6}", cube.centred);
         println!("  O owns the cube     {:+.6}", cube.opponent_owns);
         println!(
-            "  X doubles, O takes  {:+.6}   (O {} a double; a pass gives X +1)",
+            "  if O took a double  {:+.6}   (O {} a double; a pass gives X +1)",
             2.0 * cube.opponent_owns,
             if cube.pass() { "passes" } else { "takes" }
         );

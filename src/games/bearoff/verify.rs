@@ -162,6 +162,8 @@ impl BearoffBook {
     ///
     /// On a book opened with [`BearoffBook::open_for_lookups`].
     pub fn verify(&self, kernel: Kernel, progress: impl FnMut(Progress)) -> Result<u64, Mismatch> {
+        // Before the generation, not after it (minutes at 15 checkers).
+        let _ = self.codes();
         let options = GenerateOptions {
             checkers: self.checkers(),
             cube: self.has_cube(),
