@@ -896,20 +896,12 @@ fn write_container(
     let mut table = Vec::with_capacity(sections.len());
     let mut chunk_tables = Vec::with_capacity(sections.len());
     for section in sections {
-        offset = offset.next_multiple_of(SECTION_ALIGN);
-        let len = section.bytes.len() as u64;
-        let chunk_shift = chunking.shift_for(len);
-        let (chunk_table, crc32) = match chunk_shift {
+        let mut info = placed(offset, section.bytes.len() as u64, chunking);
+        let (chunk_table, crc32) = match info.chunk_shift {
             0 => (Vec::new(), crc32(section.bytes)),
             shift => chunk_table(section.bytes, shift),
         };
-        let info = SectionInfo {
-            offset,
-            len,
-            meta: section.meta,
-            crc32,
-            chunk_shift,
-        };
+        (info.meta, info.crc32) = (section.meta, crc32);
         table.push(info);
         chunk_tables.push(chunk_table);
         offset = info.end();
@@ -936,16 +928,21 @@ pub fn container_len(params: usize, section_lens: &[u64]) -> u64 {
     }
     let mut end = first_section(params, section_lens.len());
     for &len in section_lens {
-        end = SectionInfo {
-            offset: end.next_multiple_of(SECTION_ALIGN),
-            len,
-            meta: [0; 2],
-            crc32: 0,
-            chunk_shift: Chunking::BOOKS.shift_for(len),
-        }
-        .end();
+        end = placed(end, len, Chunking::BOOKS).end();
     }
     end
+}
+
+/// A section of `len` bytes as the writers place it after `end`: aligned,
+/// chunked as `chunking` says (its meta and checksum left to fill).
+fn placed(end: u64, len: u64, chunking: Chunking) -> SectionInfo {
+    SectionInfo {
+        offset: end.next_multiple_of(SECTION_ALIGN),
+        len,
+        meta: [0; 2],
+        crc32: 0,
+        chunk_shift: chunking.shift_for(len),
+    }
 }
 
 /// Writers leave room for a table of at least this many sections before the
@@ -1449,9 +1446,6 @@ mod tests {
         out
     }
 
-    /// Empty ranges check nothing, empty chunked sections have no chunk to
-    /// check, and a range ending exactly on a chunk boundary checks no chunk
-    /// past it (chunks of 64 bytes, every section chunked).
     /// [`container_len`] is the length of the container written, whatever
     /// its sections: none, empty, small, chunked.
     #[test]
@@ -1485,6 +1479,9 @@ mod tests {
         }
     }
 
+    /// Empty ranges check nothing, empty chunked sections have no chunk to
+    /// check, and a range ending exactly on a chunk boundary checks no chunk
+    /// past it (chunks of 64 bytes, every section chunked).
     #[test]
     fn empty_ranges_and_sections_and_chunk_boundaries() {
         let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 5) as u8).collect();
