@@ -241,24 +241,16 @@ fn hyphen_value(error: &clap::Error, args: &[String]) -> Option<String> {
         let signed_zeros = count_fields(whole)
             .filter(|token| token.starts_with('-'))
             .all(zero);
-        match (
-            option.and_then(|o| o.split_whitespace().next()),
-            signed_zeros,
-        ) {
-            (Some(option), true) => {
-                format!("'{}' for {option}: write it without a sign", excerpt(whole))
+        let quoted = excerpt(whole);
+        match option.and_then(|o| o.split_whitespace().next()) {
+            Some(option) if signed_zeros => {
+                format!("'{quoted}' for {option}: write it without a sign")
             }
-            (Some(option), false) => {
-                format!("'{}' for {option}: it cannot be negative", excerpt(whole))
+            Some(option) => format!("'{quoted}' for {option}: it cannot be negative"),
+            None if signed_zeros => {
+                format!("'{quoted}': counts, sizes and turns are written without a sign")
             }
-            (None, true) => format!(
-                "'{}': counts, sizes and turns are written without a sign",
-                excerpt(whole)
-            ),
-            (None, false) => format!(
-                "'{}': counts, sizes and turns cannot be negative",
-                excerpt(whole)
-            ),
+            None => format!("'{quoted}': counts, sizes and turns cannot be negative"),
         }
     };
     // A negative number, or a board's counts or a size with one.
