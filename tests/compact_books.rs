@@ -417,6 +417,35 @@ fn malformed_compact_sections_are_corrupt() {
                     "a value beyond the level's seeds",
                 );
                 assert_corrupt(broken(&[(2, 0x5f)]), "a change after the last change");
+                // Escapes need three bytes: every board changes to 1, 2
+                // and 3 at turns 1 to 3, [len 3][0x40][0x40][0x40], and the
+                // first record's codes become one escape.
+                let three = compact::encode(codec, boards, |_| vec![(1, 1), (2, 2), (3, 3)]);
+                let escaped = |dt: u8, dv: u8| {
+                    let mut section = three.clone();
+                    section[index_len + 1..index_len + 4].copy_from_slice(&[0xc0, dt, dv]);
+                    with_level(encoding, level, section, 3)
+                };
+                // An escape of 1 turn and +1 reads as the short code would.
+                let book = OwareBook::from_bytes(escaped(1, 1)).unwrap();
+                let index = BoardIndex::new(3);
+                let first = index.board(index.level_starts()[level]);
+                assert_eq!([1, 3].map(|t| book.value(&first, t).unwrap()), [1, 1]);
+                // One of no turns at all is refused when the book is opened,
+                // and by the lookup that reads it in a book opened for
+                // lookups (not left to a later read to trip over).
+                assert_corrupt(escaped(0, 1), "an escape of zero turns");
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("escape.book");
+                std::fs::write(&path, escaped(0, 1)).unwrap();
+                let lazy = OwareBook::open_for_lookups(&path).unwrap();
+                assert!(
+                    matches!(
+                        lazy.value(&first, 2),
+                        Err(ProbeError::Corrupt { seeds: 3, .. })
+                    ),
+                    "an escape of zero turns, looked up"
+                );
             }
         }
     }
