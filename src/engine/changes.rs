@@ -1101,6 +1101,46 @@ mod tests {
         }
     }
 
+    /// Releasing below a state frees the pieces whose changes all lie below
+    /// it, and keeps whole the piece holding it, or the next: cut at a
+    /// piece's last change, just past it, and at the next piece's first.
+    #[test]
+    fn releasing_frees_only_the_pieces_wholly_below() {
+        let states: Vec<u32> = (0..3000).map(|i| i * 8 + i % 7).collect();
+        let all: Vec<(u32, i8)> = states.iter().map(|&s| (s, (s % 100) as i8)).collect();
+        let sizes = [1234, 1, 1765];
+        // Where each piece's changes start in `all`.
+        let starts = [0, 1234, 1235];
+        for end in [1234, 1235] {
+            for cut in [states[end - 1], states[end - 1] + 1, states[end]] {
+                let mut packed = in_pieces(&all, &sizes);
+                packed.release_below(cut as usize);
+                // The first piece kept: the one whose last change is `cut`
+                // or later.
+                let kept = starts
+                    .iter()
+                    .zip(starts.iter().skip(1).chain([&all.len()]))
+                    .find(|&(_, &next)| states[next - 1] >= cut)
+                    .map(|(&start, _)| start)
+                    .unwrap();
+                // (Compared without printing lists of thousands.)
+                assert_eq!(packed.len(), all.len() - kept, "cut at {cut}");
+                assert!(packed.iter().eq(all[kept..].iter().copied()), "{cut}");
+                let from = || all.iter().copied().filter(|&(s, _)| s >= cut);
+                assert_eq!(
+                    packed.within(cut as usize, usize::MAX).next(),
+                    from().next()
+                );
+                assert!(packed.within(cut as usize, usize::MAX).eq(from()), "{cut}");
+                let mut read = Vec::new();
+                packed
+                    .cursor(cut as usize)
+                    .take_below(usize::MAX, |s, v| read.push((s, v)));
+                assert!(read.into_iter().eq(from()), "{cut}");
+            }
+        }
+    }
+
     #[test]
     fn differences_are_every_changed_board() {
         let old: Vec<i8> = (0..1003).map(|i| (i % 7) as i8 - 3).collect();
