@@ -301,6 +301,35 @@ fn chunk_shifts_and_versions_are_checked() {
     );
 }
 
+/// A section may not start inside the chunk table of the one before, even
+/// where every checksum holds: here the second section is the first's
+/// chunk table itself, read as a section of its own.
+#[test]
+fn a_section_within_the_chunk_table_before_it_is_refused() {
+    let sections = vec![random_bytes(4, CHUNKED_FROM as usize), random_bytes(5, 100)];
+    let bytes = book::to_bytes(GAME, &[5], &as_data(&sections));
+    let (params, count, section) = layout_of(&bytes);
+    let (_, first) = section(0);
+    let (second_entry, _) = section(1);
+    let table = first.end..first.end + 4 * sections[0].len().div_ceil(CHUNK);
+    assert_eq!(
+        first.end % SECTION_ALIGN as usize,
+        0,
+        "the table starts aligned"
+    );
+    // The book as written up to the end of the first's chunk table, the
+    // second section's entry naming that table.
+    let overlapping = resealed(&bytes[..table.end], params, count, |b| {
+        b[second_entry..second_entry + 8].copy_from_slice(&(table.start as u64).to_le_bytes());
+        b[second_entry + 8..second_entry + 16].copy_from_slice(&(table.len() as u64).to_le_bytes());
+        let crc = crc32fast::hash(&bytes[table.clone()]);
+        b[second_entry + 32..second_entry + 36].copy_from_slice(&crc.to_le_bytes());
+    });
+    let error = Container::from_bytes("overlapping", overlapping, GAME).unwrap_err();
+    assert_eq!(kind(&error), "Corrupt", "{error}");
+    assert!(error.to_string().contains("section 1 starts at"), "{error}");
+}
+
 /// An Oware book of 13 seeds (levels 13's records over `CHUNKED_FROM`)
 /// opened for lookups reads the values a full open reads; a bit flipped in
 /// one chunk of level 13 fails exactly the lookups that read that chunk,
