@@ -449,26 +449,36 @@ fn flat_books_are_checked_as_lookups_read_them() {
     let (_, damaged) = section(6);
     let mut broken_bytes = bytes.clone();
     broken_bytes[damaged.end - 1] ^= 1;
-    // Level 5: the first board's value in the first layer made 100, the
+    // Level 5: the first board's value in the first layer made `value`, the
     // section's checksum and the header's recomputed.
     let (entry, level5) = section(5);
-    let out_of_bounds = resealed(&bytes, params, sections, |b| {
-        b[level5.start] = 100;
-        let crc = crc32fast::hash(&b[level5.clone()]);
-        b[entry + 32..entry + 36].copy_from_slice(&crc.to_le_bytes());
-    });
+    let out_of_bounds = |value: i8| {
+        resealed(&bytes, params, sections, |b| {
+            b[level5.start] = value as u8;
+            let crc = crc32fast::hash(&b[level5.clone()]);
+            b[entry + 32..entry + 36].copy_from_slice(&crc.to_le_bytes());
+        })
+    };
     let index = BoardIndex::new(seeds);
     let first5 = index.board(index.level_starts()[5]);
+    let first5_at_1 = |board: &Board, turns| *board == first5 && turns == 1;
     for (book, reason, is_refused) in [
         (
             broken_bytes,
             "checksum mismatch in section 6",
             &(|board: &Board, _| board.seeds() == 6) as &dyn Fn(&Board, u32) -> bool,
         ),
+        // Far out of bounds, and just past either bound.
         (
-            out_of_bounds,
+            out_of_bounds(100),
             "value 100 is outside -5..=5",
-            &|board: &Board, turns| *board == first5 && turns == 1,
+            &first5_at_1,
+        ),
+        (out_of_bounds(6), "value 6 is outside -5..=5", &first5_at_1),
+        (
+            out_of_bounds(-6),
+            "value -6 is outside -5..=5",
+            &first5_at_1,
         ),
     ] {
         fs::write(&path, &book).unwrap();
