@@ -165,7 +165,14 @@ fn forced_kernels_generate_identical_books() {
             level_by_level,
             ..GenerateOptions::new(9)
         };
-        OwareBook::to_bytes(&generate(options, |_| {}))
+        let generated = generate(options, |_| {});
+        // A forced kernel is the one the run reports (and the command line
+        // prints), with no trials.
+        if let KernelChoice::Fixed(kernel) = choice {
+            assert_eq!(generated.solution.kernel, kernel, "{mode} sweeps");
+            assert!(generated.solution.kernel_trials.is_empty());
+        }
+        OwareBook::to_bytes(&generated)
     };
     let scalar = KernelChoice::Fixed(Kernel::scalar());
     let reference = (Sweep::Runs, true);
