@@ -162,6 +162,28 @@ fn probe_reports_the_end_of_the_game() {
 }
 
 #[test]
+fn a_line_ending_at_the_turn_limit_counts_the_seeds_left_after_the_capture() {
+    // With 1 turn left, house 5's seed makes the opponent's house 0 hold 2
+    // and captures them: of the 3 seeds, 1 is left, scoring nothing.
+    let out = endbook(&[
+        "oware",
+        "probe",
+        "--book",
+        book_arg(),
+        "--turns",
+        "1",
+        "--line",
+        "0 0 0 0 0 1 1 1 0 0 0 0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("end: no turns left, and the seeds left on the board (1) score nothing"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn probe_line_plays_a_best_move_of_each_board_it_shows() {
     let board = "2 1 0 0 0 1 1 0 1 0 0 0";
     let out = endbook(&[
