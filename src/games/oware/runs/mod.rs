@@ -1237,9 +1237,9 @@ fn solve_level(
             last_change = turn;
         }
         // A quiet turn ends the level only if the levels it reads were quiet
-        // too: their changes reach it a turn later. (No book up to 16 seeds
-        // has a level quiet while those below it change, so no test there
-        // tells the two conditions apart.)
+        // too: their changes reach it a turn later. (In none of the books
+        // the tests generate, up to 16 seeds, is a level quiet while those
+        // it reads change, so no test tells the two conditions apart.)
         let converged = quiet && lower_changes == 0;
         // This level's mirror from `turn - 1` to `turn`: change by change
         // when few changed, else by a whole transpose.
