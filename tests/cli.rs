@@ -161,22 +161,28 @@ fn probe_reports_the_end_of_the_game() {
     );
 }
 
-#[test]
-fn a_line_ending_at_the_turn_limit_counts_the_seeds_left_after_the_capture() {
-    // With 1 turn left, house 5's seed makes the opponent's house 0 hold 2
-    // and captures them: of the 3 seeds, 1 is left, scoring nothing.
+/// `endbook oware probe --line` of `board` with `turns` left in the 6-seed
+/// book: its standard output, the command having succeeded.
+fn probe_line(turns: &str, board: &str) -> String {
     let out = endbook(&[
         "oware",
         "probe",
         "--book",
         book_arg(),
         "--turns",
-        "1",
+        turns,
         "--line",
-        "0 0 0 0 0 1 1 1 0 0 0 0",
+        board,
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    text(&out.stdout)
+}
+
+#[test]
+fn a_line_ending_at_the_turn_limit_counts_the_seeds_left_after_the_capture() {
+    // With 1 turn left, house 5's seed makes the opponent's house 0 hold 2
+    // and captures them: of the 3 seeds, 1 is left, scoring nothing.
+    let stdout = probe_line("1", "0 0 0 0 0 1 1 1 0 0 0 0");
     assert!(
         stdout.contains("end: no turns left, and the seeds left on the board (1) score nothing"),
         "{stdout}"
@@ -186,18 +192,7 @@ fn a_line_ending_at_the_turn_limit_counts_the_seeds_left_after_the_capture() {
 #[test]
 fn probe_line_plays_a_best_move_of_each_board_it_shows() {
     let board = "2 1 0 0 0 1 1 0 1 0 0 0";
-    let out = endbook(&[
-        "oware",
-        "probe",
-        "--book",
-        book_arg(),
-        "--turns",
-        "12",
-        "--line",
-        board,
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    let stdout = probe_line("12", board);
     let value = stdout
         .lines()
         .find_map(|l| l.strip_prefix("value       "))
