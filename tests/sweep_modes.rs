@@ -94,6 +94,29 @@ fn frontier_recomputes_far_fewer_states_than_dense() {
     assert!(hybrid.state_updates < dense.state_updates);
 }
 
+/// Hybrid sweeps go dense while many states change and by frontier once
+/// few do: at 11 seeds the top level's second turn (after the first's
+/// many changes) is dense, and its last is by frontier.
+#[test]
+fn hybrid_sweeps_turn_to_frontier_late() {
+    let mut top = Vec::new();
+    generate(
+        GenerateOptions {
+            mode: Sweep::Hybrid,
+            ..GenerateOptions::new(11)
+        },
+        |progress| {
+            if let GenerateProgress::Turn { seeds, report } = progress {
+                if *seeds.start() == 11 {
+                    top.push((report.turn, report.frontier));
+                }
+            }
+        },
+    );
+    assert_eq!(top.get(1), Some(&(2, false)), "turn 2 dense");
+    assert!(top.last().is_some_and(|&(_, frontier)| frontier), "{top:?}");
+}
+
 #[test]
 fn run_sweeps_extend_books_of_any_sweep() {
     // Levels solved by the cache-based sweeps carry no mirror changes: the
