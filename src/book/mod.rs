@@ -1433,16 +1433,20 @@ mod tests {
         )
     }
 
-    fn written(sections: &[&[u8]], chunking: Chunking) -> Vec<u8> {
-        let sections: Vec<SectionData<'_>> = sections
+    /// Sections of these bytes, their meta zero.
+    fn section_data<'a>(sections: &[&'a [u8]]) -> Vec<SectionData<'a>> {
+        sections
             .iter()
-            .map(|bytes| SectionData {
+            .map(|&bytes| SectionData {
                 meta: [0, 0],
                 bytes,
             })
-            .collect();
+            .collect()
+    }
+
+    fn written(sections: &[&[u8]], chunking: Chunking) -> Vec<u8> {
         let mut out = Vec::new();
-        write_container(&mut out, *b"TEST", &[], &sections, chunking).unwrap();
+        write_container(&mut out, *b"TEST", &[], &section_data(sections), chunking).unwrap();
         out
     }
 
@@ -1460,13 +1464,8 @@ mod tests {
         ];
         for lens in lens {
             let data: Vec<Vec<u8>> = lens.iter().map(|&len| vec![1u8; len]).collect();
-            let sections: Vec<SectionData<'_>> = data
-                .iter()
-                .map(|bytes| SectionData {
-                    meta: [0, 0],
-                    bytes,
-                })
-                .collect();
+            let slices: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let sections = section_data(&slices);
             for params in [0, 5] {
                 let written = to_bytes(*b"TEST", &vec![9; params], &sections).len() as u64;
                 let lens: Vec<u64> = lens.iter().map(|&len| len as u64).collect();
