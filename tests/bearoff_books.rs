@@ -432,6 +432,87 @@ fn verify_rules_names_a_value_its_rolls_do_not_give() {
     }
 }
 
+/// A `P(win)` code set 1.5 to 2 steps of 1/65535 from what its rolls give
+/// (the book's own values one roll ahead, recomputed here), past the
+/// tolerance of 1 step but within twice it, is caught: a check that let
+/// values drift to twice its tolerance would pass it.
+#[test]
+fn verify_rules_catches_a_code_just_past_its_tolerance() {
+    use endbook::games::bearoff::verify::tolerance;
+    use endbook::games::bearoff::{results, solve::table_index, ROLLS};
+    let mut rng = Rng(0x70e5);
+    let checkers = 4;
+    for cube in [false, true] {
+        let bytes = generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes();
+        let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
+        let universe = Universe::full_layout(checkers);
+        let values = if cube { 4 } else { 1 };
+        let sound = {
+            use endbook::book::Container;
+            Container::from_bytes("sound", bytes.clone(), GAME_TAG)
+                .unwrap()
+                .section(0)
+                .to_vec()
+        };
+        let sides: Vec<Side> = sides(checkers)
+            .into_iter()
+            .filter(|side| !side.is_empty())
+            .collect();
+        for _ in 0..8 {
+            let x = sides[rng.below(sides.len() as u64) as usize];
+            let o = sides[rng.below(sides.len() as u64) as usize];
+            // P(X, O) from the book's values one roll ahead.
+            let recomputed: f64 = ROLLS
+                .iter()
+                .map(|&roll| {
+                    let after = results(&x, roll);
+                    let value = if after.iter().any(Side::is_empty) {
+                        1.0
+                    } else {
+                        let least = after
+                            .iter()
+                            .map(|x2| book.entry(&o, x2).unwrap().win)
+                            .fold(f64::INFINITY, f64::min);
+                        1.0 - least
+                    };
+                    f64::from(roll.weight()) * value
+                })
+                .sum::<f64>()
+                / 36.0;
+            let units = recomputed * 65535.0;
+            let nearest = units.round();
+            let code = if units >= nearest {
+                nearest + 2.0
+            } else {
+                nearest - 2.0
+            };
+            let off = (code - units).abs() / 65535.0;
+            assert!(off > tolerance(0) && off <= 2.0 * tolerance(0), "{off}");
+            let (m, s) = (universe.slot(&x).unwrap(), universe.slot(&o).unwrap());
+            let at = 2 * table_index(universe.slots(), values, m, s, 0);
+            let mut section = sound.clone();
+            section[at..at + 2].copy_from_slice(&(code as u16).to_le_bytes());
+            let broken = rewritten(&bytes, &section)
+                .verify_rules(|_, _| {})
+                .expect_err("a code past its tolerance");
+            assert!(
+                (broken.stored - broken.recomputed).abs() > broken.tolerance,
+                "{broken}"
+            );
+            let is_the_pair = (broken.mover, broken.opponent) == (x, o);
+            let reads_it = broken.opponent == x
+                && ROLLS
+                    .iter()
+                    .any(|&roll| results(&broken.mover, roll).contains(&o));
+            assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
+            if is_the_pair {
+                assert_eq!(broken.value, "P(win)");
+                assert!((broken.recomputed - recomputed).abs() < 1e-9, "{broken}");
+            }
+        }
+    }
+}
+
 /// A table every value of which is the same code, consistent with itself
 /// but not with the game, breaks the rules at the first pair: the mover
 /// with no checker left has won.
