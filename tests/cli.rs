@@ -1045,22 +1045,7 @@ fn dry_run_estimates_and_writes_nothing() {
     // The time: seconds on the threads asked for, more on one than on two
     // (as much on a one-core machine), within reach of the 15-seed runs
     // measured (5 to 11 s on one or two threads).
-    let time = |threads: &str| -> f64 {
-        let out = endbook(&generate_args(
-            "15",
-            &path,
-            &["--dry-run", "--threads", threads],
-        ));
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        let stdout = text(&out.stdout);
-        let line = stdout.lines().find(|l| l.starts_with("time")).unwrap();
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let noun = if threads == "1" { "thread" } else { "threads" };
-        assert_eq!(words[..2], ["time", "about"], "{line}");
-        assert_eq!(words[3..6], ["s", "on", threads], "{line}");
-        assert_eq!(words[6], noun, "{line}");
-        words[2].parse().unwrap()
-    };
+    let time = |threads: &str| dry_run_seconds(&path, &["--threads", threads]);
     let (one, two) = (time("1"), time("2"));
     assert!(
         one >= two && (1.0..60.0).contains(&one) && (1.0..60.0).contains(&two),
@@ -1082,6 +1067,50 @@ fn dry_run_estimates_and_writes_nothing() {
         )),
         "{line}"
     );
+}
+
+/// The seconds a 15-seed dry run with `options` expects, from its time line
+/// ("time          about 22 s on 2 threads").
+fn dry_run_seconds(path: &Path, options: &[&str]) -> f64 {
+    let out = endbook(&generate_args(
+        "15",
+        path,
+        &[&["--dry-run"], options].concat(),
+    ));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("time")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[..2], ["time", "about"], "{line}");
+    assert_eq!(words[3..5], ["s", "on"], "{line}");
+    let threads: usize = words[5].parse().unwrap();
+    let noun = if threads == 1 { "thread" } else { "threads" };
+    assert_eq!(words[6], noun, "{line}");
+    if let Some(asked) = options.iter().position(|&o| o == "--threads") {
+        assert_eq!(words[5], options[asked + 1], "{line}");
+    }
+    words[2].parse().unwrap()
+}
+
+/// Each sweep mode's dry run expects its own time, in the order the modes
+/// were measured at 12 to 16 seeds: run sweeps the fastest, then hybrid
+/// sweeps of all levels at once, hybrid, frontier and dense sweeps of one
+/// level at a time.
+#[test]
+fn dry_runs_time_each_sweep_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dry.book");
+    let seconds: Vec<f64> = [
+        &["--sweep", "runs"][..],
+        &["--sweep", "hybrid", "--all-levels-at-once"],
+        &["--sweep", "hybrid"],
+        &["--sweep", "frontier"],
+        &["--sweep", "dense"],
+    ]
+    .iter()
+    .map(|options| dry_run_seconds(&path, &[&["--threads", "2"], *options].concat()))
+    .collect();
+    assert!(seconds.windows(2).all(|w| w[0] < w[1]), "{seconds:?}");
 }
 
 /// The dry run's book size is that of the book the run then writes, within

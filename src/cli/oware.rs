@@ -363,7 +363,7 @@ fn book_failure(error: BookError) -> CliError {
 /// child cache (31 bytes a board) and reverse edges. The book, up to 25
 /// seeds, is not a fit but the sum of [`LEVEL_BYTES`]. Time grows with the
 /// seed count as more turns keep changing and the layers outgrow the CPU
-/// caches. Cache sweeps: fitted to runs of 12 to 16 seeds on an AMD Zen 3.
+/// caches. Cache sweeps: the run sweeps' time, times [`times_run_sweeps`].
 ///
 /// All of it is for 200 turns, an upper bound with fewer. Beyond 255 turns
 /// the book stores every layer ([`Encoding::Layers`]): a byte per board and
@@ -388,6 +388,14 @@ struct Estimate {
 /// 12.5 s on 16, measured 14.3 and 11.2 s (spreading all of it over the
 /// threads gave 9.9 and 4.9 s).
 const SERIAL_SHARE: f64 = 0.22;
+
+/// A run's own time, whatever its size, on the Intel Xeon's scale (the
+/// thread pool's start, the kernel trials, the book's sync and rename):
+/// taken as serial. The fit per board leaves it out, as it was made on 12
+/// seeds and more; on the AMD EPYC of family 23, whose run sweeps of 12 to 16 seeds took
+/// 1.51 to 1.66 times the fit, those of 8, 9, 10 and 11 seeds took 0.029,
+/// 0.041, 0.033 and 0.107 s more than 1.6 times it (0.058 to 0.49 s in all).
+const RUN_SECONDS: f64 = 0.02;
 
 /// Whether books with this turn limit store every layer.
 fn encoding_stores_layers(turn_limit: u32) -> bool {
@@ -477,16 +485,13 @@ impl Estimate {
         // 187-707 MB on the AMD machine); 6 MB is about the process's own
         // (5 and 7 seeds, dense: 5.3 and 6.9 MB).
         let all_at_once = if level_by_level { 1.0 } else { 1.2 };
-        let (memory, seconds_2_threads) = match mode {
-            Sweep::Runs => (
-                (24 << 20) + per_board(12.0 + 1.56 * above_12.max(0.0)),
-                boards as f64 * 0.189e-6 * 1.070f64.powf(above_12),
-            ),
-            _ => (
-                (6 << 20) + per_board((27.0 + 2.6 * f64::from(max_seeds)) * all_at_once),
-                boards as f64 * 0.65e-6 * 1.2f64.powf(above_12),
-            ),
+        let memory = match mode {
+            Sweep::Runs => (24 << 20) + per_board(12.0 + 1.56 * above_12.max(0.0)),
+            _ => (6 << 20) + per_board((27.0 + 2.6 * f64::from(max_seeds)) * all_at_once),
         };
+        let (at_12, per_seed) = times_run_sweeps(mode, level_by_level);
+        let seconds_2_threads =
+            boards as f64 * 0.189e-6 * 1.070f64.powf(above_12) * at_12 * per_seed.powf(above_12);
         let book = match LEVEL_BYTES.get(..=max_seeds as usize) {
             Some(levels) => HEADER_BYTES + levels.iter().sum::<u64>(),
             None => per_board((8.85 + 1.27 * above_12).max(2.0)),
@@ -496,6 +501,34 @@ impl Estimate {
             book,
             seconds_2_threads,
         }
+    }
+}
+
+/// How many times as long as run sweeps the sweeps `mode` take, at 12 seeds
+/// and for each seed more: `(at_12, per_seed)`. For cache sweeps, fitted to runs of 12
+/// to 16 seeds timed side by side with run sweeps on a 2-core AMD EPYC of
+/// CPU family 23 (Zen 1; 2 threads, medians of three, one run at 15 and 16
+/// seeds; the seconds of run sweeps in the first row). So they share
+/// the run sweeps' fit, made on the Intel Xeon, and its error on another
+/// machine. Measured, against the fit:
+///
+/// | sweeps | 12 | 13 | 14 | 15 | 16 seeds |
+/// |---|---|---|---|---|---|
+/// | runs (s) | 0.84 | 1.66 | 3.34 | 6.67 | 11.4 |
+/// | hybrid | 3.54 | 4.06 | 4.76 | 5.17 | 6.50 |
+/// | dense | 3.96 | 5.31 | 5.96 | 6.47 | 7.89 |
+/// | frontier | 3.95 | 4.78 | 5.68 | 5.44 | 7.13 |
+/// | hybrid, all levels at once | 3.20 | 3.66 | 4.04 | 4.18 | 5.15 |
+///
+/// Dense and frontier sweeps of all levels at once take the level-by-level
+/// fit: dense took 4.35, 4.33 and 5.20 times as long at 12 to 14 seeds.
+fn times_run_sweeps(mode: Sweep, level_by_level: bool) -> (f64, f64) {
+    match (mode, level_by_level) {
+        (Sweep::Runs, _) => (1.0, 1.0),
+        (Sweep::Hybrid, false) => (3.22, 1.114),
+        (Sweep::Hybrid, true) => (3.51, 1.157),
+        (Sweep::Frontier, _) => (4.08, 1.140),
+        (Sweep::Dense, _) => (4.21, 1.171),
     }
 }
 
@@ -728,7 +761,7 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
         );
         print_book_size(expected.book, kept_bytes, "about ", &out);
         print_time_estimate(
-            SERIAL_SHARE * expected.seconds_2_threads,
+            RUN_SECONDS + SERIAL_SHARE * expected.seconds_2_threads,
             (1.0 - SERIAL_SHARE) * expected.seconds_2_threads,
             threads,
         );
