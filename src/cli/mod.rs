@@ -127,9 +127,11 @@ fn usage_error(error: clap::Error, args: &[String]) -> ExitCode {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        // (Help goes to stdout: a reader that has gone ends the process;
-        // one that cannot take it, as `>/dev/full`, fails it, as any other
-        // output does. Flushed here: clap leaves that to the exit.)
+        // (Help asked for goes to stdout with exit code 0; the help of a
+        // command named without its subcommand, a usage error, to stderr
+        // with exit code 2. On stdout, a reader that has gone ends the
+        // process; one that cannot take it, as `>/dev/full`, fails it, as
+        // any other output does. Flushed here: clap leaves that to the exit.)
         use std::io::Write as _;
         let printed = error
             .print()

@@ -372,7 +372,7 @@ fn book_failure(error: BookError) -> CliError {
 /// memory adds those of the top two levels, and time adds writing the book
 /// at 200 MB/s. On the AMD EPYC with 300 turns, 12 seeds took 2.95 s, a
 /// peak of 360 MB and a 428 MB book (estimated 2.7 s, 408 MB and 428 MB),
-/// 13 seeds 4.80 s, 607 MB and 877 MB (estimated 5.4 s, 785 MB, 877 MB).
+/// 13 seeds 4.80 s, 607 MB and 877 MB (estimated 5.5 s, 785 MB, 877 MB).
 struct Estimate {
     memory: u64,
     book: u64,
