@@ -171,9 +171,19 @@ fn corrupt_truncated_and_foreign_files_are_rejected() {
     assert_eq!(slots, 7 * 8);
     let section = vec![0u8; (2 * slots * slots) as usize];
     let fits = vec![1, 0, slots, 1, 1];
-    let cases: [(&str, Vec<u64>, usize, [u64; 2]); 7] = [
+    // No checker: the empty side alone, padded to 8 slots, its section sized
+    // to fit.
+    let empty_slots = Universe::full_layout(0).slots() as u64;
+    assert_eq!(empty_slots, 8);
+    let cases: [(&str, Vec<u64>, usize, [u64; 2]); 8] = [
         ("parameters", vec![1, 0, slots, 1], section.len(), [0, 0]),
         ("checkers", vec![16, 0, slots, 1, 1], section.len(), [0, 0]),
+        (
+            "no checkers",
+            vec![0, 0, empty_slots, 1, 1],
+            (2 * empty_slots * empty_slots) as usize,
+            [0, 0],
+        ),
         ("encoding", vec![1, 0, slots, 7, 1], section.len(), [0, 0]),
         ("values", vec![1, 1, slots, 1, 1], section.len(), [0, 0]),
         ("section length", fits.clone(), section.len() - 2, [0, 0]),
@@ -613,12 +623,20 @@ fn verify_refuses_a_book_opened_for_lookups() {
 }
 
 /// What a dry run says a book will take is the length of the book written,
-/// header and checksums included (it said the values' bytes alone).
+/// header and checksums included (it said the values' bytes alone), and
+/// what it says the working table takes is the generated table's size.
 #[test]
 fn book_bytes_are_the_length_of_the_book() {
+    use endbook::games::bearoff::Table;
     for (checkers, cube) in [(1, false), (2, true), (3, false), (4, true)] {
         let options = GenerateOptions::new(checkers, cube);
-        let bytes = generate(options, |_| {}).into_book_bytes();
+        let generated = generate(options, |_| {});
+        let table = match &generated.table {
+            Table::Cubeless(values) => std::mem::size_of_val(values.as_slice()),
+            Table::Cubeful(values) => std::mem::size_of_val(values.as_slice()),
+        };
+        assert_eq!(options.table_bytes(), table as u64, "{checkers} {cube}");
+        let bytes = generated.into_book_bytes();
         assert_eq!(
             options.book_bytes(),
             bytes.len() as u64,

@@ -238,14 +238,80 @@ fn cube_actions() {
     let c = cube("0 0 0 0 0 1", "1 0 0 0 0 0");
     assert_eq!(c.centred_action(), CubeAction::DoubleTake);
     assert_eq!(c.owned_action(), CubeAction::DoubleTake);
+    // Doubling is right with the cube centred and owned: the double's
+    // equity is theirs.
+    assert!(c.double() > c.owned && c.double() > c.centred);
+    assert_eq!(
+        c.with_cube_action(),
+        (c.double(), c.double(), c.opponent_owns)
+    );
     // From the 5-point, 31 rolls of 36 win: 2 * 26 / 36 > 1, a pass.
     let c = cube("0 0 0 0 1 0", "1 0 0 0 0 0");
     assert_eq!(c.centred_action(), CubeAction::DoublePass);
     // Three on the 6-point against two on the 6-point: X is behind; no double.
-    assert_eq!(
-        cube("0 0 0 0 0 3", "0 0 0 0 0 2").centred_action(),
-        CubeAction::NoDouble
-    );
+    let c = cube("0 0 0 0 0 3", "0 0 0 0 0 2");
+    assert_eq!(c.centred_action(), CubeAction::NoDouble);
+    assert_eq!(c.owned_action(), CubeAction::NoDouble);
+    assert_eq!(c.with_cube_action(), (c.owned, c.centred, c.opponent_owns));
+}
+
+/// A side with no checker left has no result (the game is over); every
+/// other side has at least one for every roll.
+#[test]
+fn only_the_empty_side_has_no_results() {
+    for roll in ROLLS {
+        assert_eq!(results(&Side::EMPTY, roll), Vec::<Side>::new(), "{roll}");
+        for x in ["1 0 0 0 0 0", "0 0 0 0 0 1", "2 2 2 2 2 5"] {
+            assert!(!results(&side(x), roll).is_empty(), "{x} {roll}");
+        }
+    }
+}
+
+/// A universe's result groups are its sides' rolls grouped by the results
+/// they leave: each set of results once, weighted by the rolls leaving it,
+/// the rolls that bear every checker off counted apart, 36 in all.
+#[test]
+fn result_groups_are_the_rolls_grouped_by_their_results() {
+    use std::collections::BTreeMap;
+    let universe = Universe::full(4);
+    let mut sides = 0;
+    for slot in 0..universe.slots() {
+        let Some(x) = universe.side(slot) else {
+            assert!(universe.groups(slot).is_empty());
+            continue;
+        };
+        let mut win_weight = 0;
+        let mut expected: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        for roll in ROLLS {
+            let after = results(&x, roll);
+            if after.is_empty() {
+                continue;
+            }
+            if after.contains(&Side::EMPTY) {
+                win_weight += roll.weight();
+                continue;
+            }
+            let mut slots: Vec<u32> = after
+                .iter()
+                .map(|r| universe.slot(r).unwrap() as u32)
+                .collect();
+            slots.sort_unstable();
+            *expected.entry(slots).or_default() += roll.weight();
+        }
+        let mut found: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        for group in universe.groups(slot) {
+            let mut children = universe.children(group).to_vec();
+            children.sort_unstable();
+            let before = found.insert(children, group.weight);
+            assert!(before.is_none(), "{x}: two groups of the same results");
+        }
+        assert_eq!(found, expected, "{x}");
+        assert_eq!(universe.win_weight(slot), win_weight, "{x}");
+        let total = win_weight + found.values().sum::<u32>();
+        assert_eq!(total, if x.is_empty() { 0 } else { 36 }, "{x}");
+        sides += 1;
+    }
+    assert_eq!(sides, 210);
 }
 
 #[test]
