@@ -1069,6 +1069,50 @@ fn dry_run_estimates_and_writes_nothing() {
     );
 }
 
+/// A generation whose stderr is a log (not a terminal) prints a progress
+/// line at once, then at most one every 5 seconds, and a line for each level
+/// when it is done: its boards and the last turn at which a value changed.
+#[test]
+fn generation_progress_on_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("7.book");
+    let start = std::time::Instant::now();
+    let out = endbook(&generate_args("7", &path, &[]));
+    let elapsed = start.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let turns: Vec<&str> = stderr.lines().filter(|l| l.contains(": turn ")).collect();
+    assert_eq!(
+        turns.first(),
+        Some(&"level 0: turn 1/200 (runs), changed 0"),
+        "{stderr}"
+    );
+    assert!(turns.len() <= 1 + (elapsed / 5.0) as usize, "{stderr}");
+    let done: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(", done after "))
+        .collect();
+    let levels = [
+        ("1 board", 1),
+        ("12 boards", 2),
+        ("78 boards", 10),
+        ("364 boards", 29),
+        ("1,365 boards", 39),
+        ("4,368 boards", 67),
+        ("12,376 boards", 84),
+        ("31,824 boards", 92),
+    ];
+    assert_eq!(done.len(), levels.len(), "{stderr}");
+    for (seeds, ((boards, last), line)) in levels.iter().zip(&done).enumerate() {
+        assert!(
+            line.starts_with(&format!(
+                "level {seeds}: {boards}, last change at turn {last}, done after "
+            )),
+            "{line}"
+        );
+    }
+}
+
 /// The seconds a 15-seed dry run with `options` expects, from its time line
 /// ("time          about 22 s on 2 threads").
 fn dry_run_seconds(path: &Path, options: &[&str]) -> f64 {
@@ -1814,8 +1858,9 @@ fn empty_checkpoints_are_written_over_and_busy_ones_refused() {
     }
 }
 
-/// An export interrupted (SIGINT, as Ctrl-C sends) while it writes its
-/// temporary file removes it and ends as the signal ends a process.
+/// An export interrupted (SIGINT, as Ctrl-C sends, SIGTERM or SIGHUP)
+/// while it writes its temporary file removes it and ends as the signal
+/// ends a process.
 #[cfg(target_os = "linux")]
 #[test]
 fn an_interrupted_export_leaves_no_partial_file() {
@@ -1825,14 +1870,12 @@ fn an_interrupted_export_leaves_no_partial_file() {
     assert!(endbook(&generate_args("11", &book, &[])).status.success());
     let out = dir.path().join("flat.bin");
     let partial = dir.path().join("flat.bin.partial");
-    let status = export_signalled(None, &book, &out, &partial, libc::SIGINT);
-    assert_eq!(
-        status.signal(),
-        Some(libc::SIGINT),
-        "ended by SIGINT: {status}"
-    );
-    assert!(!partial.exists(), "the temporary file is left");
-    assert!(!out.exists());
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let status = export_signalled(None, &book, &out, &partial, signal);
+        assert_eq!(status.signal(), Some(signal), "ended by {signal}: {status}");
+        assert!(!partial.exists(), "the temporary file is left ({signal})");
+        assert!(!out.exists());
+    }
 
     // Started ignoring SIGHUP (`nohup`), it goes on ignoring it.
     let status = export_signalled(Some("nohup"), &book, &out, &partial, libc::SIGHUP);
@@ -1843,7 +1886,7 @@ fn an_interrupted_export_leaves_no_partial_file() {
 /// Exports 200 layers of the 11-seed `book` to `out` (270 MB, about a
 /// second to write), run through `launcher` if given, sends it `signal`
 /// once its temporary file `partial` has bytes, and returns how it ended.
-/// The export starts with SIGINT and SIGHUP at their default actions
+/// The export starts with SIGINT, SIGTERM and SIGHUP at their default actions
 /// whatever this test inherited: a test run started in the background by
 /// a shell without job control ignores SIGINT, and the export would go on
 /// ignoring it (as it does a SIGHUP it started ignoring).
@@ -1865,7 +1908,7 @@ fn export_signalled(
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(|| {
-            for signal in [libc::SIGINT, libc::SIGHUP] {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
                 if libc::signal(signal, libc::SIG_DFL) == libc::SIG_ERR {
                     return Err(std::io::Error::last_os_error());
                 }

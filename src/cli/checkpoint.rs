@@ -106,3 +106,28 @@ pub(super) fn lock_checkpoint(path: &Path) -> Result<File, CliError> {
     }
     Err(CliError::Input(being_written(path)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checkpoint another run holds locked is reported as busy by a look
+    /// at it, and refused by a run that would lock it, as bad input (exit
+    /// code 2, not a failure); once free, the run takes it.
+    #[test]
+    fn a_checkpoint_locked_by_another_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book.checkpoint");
+        let other = File::create(&path).unwrap();
+        other.lock().unwrap();
+        assert_eq!(checkpoint_state(&path).unwrap(), CheckpointState::Busy);
+        match lock_checkpoint(&path) {
+            Err(CliError::Input(why)) => assert_eq!(why, being_written(&path)),
+            Err(CliError::Failure(why)) => panic!("a failure, not bad input: {why}"),
+            Ok(_) => panic!("a second lock on {}", path.display()),
+        }
+        drop(other);
+        assert_eq!(checkpoint_state(&path).unwrap(), CheckpointState::Empty);
+        assert!(lock_checkpoint(&path).is_ok());
+    }
+}

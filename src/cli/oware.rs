@@ -946,12 +946,13 @@ fn run_generate(args: GenerateArgs) -> Result<(), CliError> {
                 progress.level_done(
                     &levels_name(&(new_levels.start as u32..=seeds)),
                     &format!(
-                        "{} boards, last change at turn {last_change}, done after {:.3} s",
-                        grouped(
+                        "{}, last change at turn {last_change}, done after {:.3} s",
+                        counted(
                             solution.levels[new_levels.clone()]
                                 .iter()
                                 .map(|l| l.states as u64)
-                                .sum()
+                                .sum(),
+                            "board"
                         ),
                         start.elapsed().as_secs_f64()
                     ),
