@@ -9,8 +9,8 @@ use endbook::games::bearoff::book::{
     decode_equity, decode_probability, encode_equity, encode_fixed, encode_probability, GAME_TAG,
 };
 use endbook::games::bearoff::{
-    generate, BearoffBook, Entry, GenerateOptions, Kernel, Lookup, OptionsError, ProbeError, Side,
-    Universe, MAX_CHECKERS, ONE,
+    generate, BearoffBook, Entry, GenerateOptions, Kernel, Lookup, OptionsError, ProbeError,
+    RuleBreak, Side, Universe, MAX_CHECKERS, ONE,
 };
 
 /// Checker counts no table is made of are refused by `check` and by
@@ -333,6 +333,52 @@ fn rewritten(bytes: &[u8], section: &[u8]) -> BearoffBook {
     BearoffBook::from_bytes(bytes).expect("it opens")
 }
 
+/// A generated book and what tests altering it need.
+struct Sound {
+    bytes: Vec<u8>,
+    book: BearoffBook,
+    /// Its layout.
+    universe: Universe,
+    /// Values per pair: 4 with the cube, 1 without.
+    values: usize,
+    /// Its table's bytes.
+    section: Vec<u8>,
+}
+
+impl Sound {
+    fn generate(checkers: usize, cube: bool) -> Sound {
+        use endbook::book::Container;
+        let bytes = generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes();
+        let section = Container::from_bytes("sound", bytes.clone(), GAME_TAG)
+            .unwrap()
+            .section(0)
+            .to_vec();
+        Sound {
+            book: BearoffBook::from_bytes(bytes.clone()).unwrap(),
+            bytes,
+            universe: Universe::full_layout(checkers),
+            values: if cube { 4 } else { 1 },
+            section,
+        }
+    }
+}
+
+/// `broken` is past its tolerance, at the pair `x` against `o` whose code
+/// was altered or at a pair that reads it one roll ahead.
+fn assert_breaks_at(broken: &RuleBreak, x: Side, o: Side) {
+    use endbook::games::bearoff::{results, ROLLS};
+    assert!(
+        (broken.stored - broken.recomputed).abs() > broken.tolerance,
+        "{broken}"
+    );
+    let is_the_pair = (broken.mover, broken.opponent) == (x, o);
+    let reads_it = broken.opponent == x
+        && ROLLS
+            .iter()
+            .any(|&roll| results(&broken.mover, roll).contains(&o));
+    assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
+}
+
 /// `verify_rules` passes generated books, every pair checked and every
 /// difference within its tolerance, and those differences not all zero
 /// (the codes' rounding is what the tolerance is for); at 6 checkers with
@@ -379,30 +425,23 @@ fn generated_books_follow_from_their_rolls() {
 /// `verify_rules` names that pair, with the value the book answers for it.
 #[test]
 fn verify_rules_names_a_value_its_rolls_do_not_give() {
+    use endbook::games::bearoff::solve::table_index;
     use endbook::games::bearoff::verify::tolerance;
-    use endbook::games::bearoff::{results, solve::table_index, ROLLS};
     let mut rng = Rng(0xb0ff);
     for cube in [false, true] {
         let checkers = 4;
-        let bytes = generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes();
-        let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
-        let universe = Universe::full_layout(checkers);
-        let values = if cube { 4 } else { 1 };
-        let sound = {
-            use endbook::book::Container;
-            Container::from_bytes("sound", bytes.clone(), GAME_TAG)
-                .unwrap()
-                .section(0)
-                .to_vec()
-        };
+        let sound = Sound::generate(checkers, cube);
         let sides = sides(checkers);
         for _ in 0..12 {
             let x = sides[rng.below(sides.len() as u64) as usize];
             let o = sides[rng.below(sides.len() as u64) as usize];
-            let k = rng.below(values as u64) as usize;
-            let (m, s) = (universe.slot(&x).unwrap(), universe.slot(&o).unwrap());
-            let at = 2 * table_index(universe.slots(), values, m, s, k);
-            let code = u16::from_le_bytes([sound[at], sound[at + 1]]);
+            let k = rng.below(sound.values as u64) as usize;
+            let (m, s) = (
+                sound.universe.slot(&x).unwrap(),
+                sound.universe.slot(&o).unwrap(),
+            );
+            let at = 2 * table_index(sound.universe.slots(), sound.values, m, s, k);
+            let code = u16::from_le_bytes([sound.section[at], sound.section[at + 1]]);
             // The fewest code steps sure to break the pair's own rule: past
             // twice its tolerance (the stored code may already sit a
             // tolerance from its recomputation), so 3 steps of 1/65535 for
@@ -414,22 +453,13 @@ fn verify_rules_names_a_value_its_rolls_do_not_give() {
             } else {
                 code + steps
             };
-            let mut section = sound.clone();
+            let mut section = sound.section.clone();
             section[at..at + 2].copy_from_slice(&moved.to_le_bytes());
-            let altered = rewritten(&bytes, &section);
+            let altered = rewritten(&sound.bytes, &section);
             let broken = altered.verify_rules(|_, _| {}).unwrap_err();
             let named = VALUE_NAMES.iter().position(|&name| name == broken.value);
             assert_eq!(Some(broken.tolerance), named.map(tolerance), "{broken}");
-            assert!(
-                (broken.stored - broken.recomputed).abs() > broken.tolerance,
-                "{broken}"
-            );
-            let is_the_pair = (broken.mover, broken.opponent) == (x, o);
-            let reads_it = broken.opponent == x
-                && ROLLS
-                    .iter()
-                    .any(|&roll| results(&broken.mover, roll).contains(&o));
-            assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
+            assert_breaks_at(&broken, x, o);
             let entry = altered.entry(&broken.mover, &broken.opponent).unwrap();
             assert_eq!(value_named(&entry, broken.value), broken.stored, "{broken}");
             assert!(broken.to_string().starts_with(&format!(
@@ -438,7 +468,7 @@ fn verify_rules_names_a_value_its_rolls_do_not_give() {
             )));
         }
         // The book itself passes.
-        assert!(book.verify_rules(|_, _| {}).is_ok());
+        assert!(sound.book.verify_rules(|_, _| {}).is_ok());
     }
 }
 
@@ -453,17 +483,7 @@ fn verify_rules_catches_a_code_just_past_its_tolerance() {
     let mut rng = Rng(0x70e5);
     let checkers = 4;
     for cube in [false, true] {
-        let bytes = generate(GenerateOptions::new(checkers, cube), |_| {}).into_book_bytes();
-        let book = BearoffBook::from_bytes(bytes.clone()).unwrap();
-        let universe = Universe::full_layout(checkers);
-        let values = if cube { 4 } else { 1 };
-        let sound = {
-            use endbook::book::Container;
-            Container::from_bytes("sound", bytes.clone(), GAME_TAG)
-                .unwrap()
-                .section(0)
-                .to_vec()
-        };
+        let sound = Sound::generate(checkers, cube);
         let sides: Vec<Side> = sides(checkers)
             .into_iter()
             .filter(|side| !side.is_empty())
@@ -471,7 +491,7 @@ fn verify_rules_catches_a_code_just_past_its_tolerance() {
         for _ in 0..8 {
             let x = sides[rng.below(sides.len() as u64) as usize];
             let o = sides[rng.below(sides.len() as u64) as usize];
-            // P(X, O) from the book's values one roll ahead.
+            // P(X, O) from the book's sound.values one roll ahead.
             let recomputed: f64 = ROLLS
                 .iter()
                 .map(|&roll| {
@@ -481,7 +501,7 @@ fn verify_rules_catches_a_code_just_past_its_tolerance() {
                     } else {
                         let least = after
                             .iter()
-                            .map(|x2| book.entry(&o, x2).unwrap().win)
+                            .map(|x2| sound.book.entry(&o, x2).unwrap().win)
                             .fold(f64::INFINITY, f64::min);
                         1.0 - least
                     };
@@ -498,24 +518,18 @@ fn verify_rules_catches_a_code_just_past_its_tolerance() {
             };
             let off = (code - units).abs() / 65535.0;
             assert!(off > tolerance(0) && off <= 2.0 * tolerance(0), "{off}");
-            let (m, s) = (universe.slot(&x).unwrap(), universe.slot(&o).unwrap());
-            let at = 2 * table_index(universe.slots(), values, m, s, 0);
-            let mut section = sound.clone();
+            let (m, s) = (
+                sound.universe.slot(&x).unwrap(),
+                sound.universe.slot(&o).unwrap(),
+            );
+            let at = 2 * table_index(sound.universe.slots(), sound.values, m, s, 0);
+            let mut section = sound.section.clone();
             section[at..at + 2].copy_from_slice(&(code as u16).to_le_bytes());
-            let broken = rewritten(&bytes, &section)
+            let broken = rewritten(&sound.bytes, &section)
                 .verify_rules(|_, _| {})
                 .expect_err("a code past its tolerance");
-            assert!(
-                (broken.stored - broken.recomputed).abs() > broken.tolerance,
-                "{broken}"
-            );
-            let is_the_pair = (broken.mover, broken.opponent) == (x, o);
-            let reads_it = broken.opponent == x
-                && ROLLS
-                    .iter()
-                    .any(|&roll| results(&broken.mover, roll).contains(&o));
-            assert!(is_the_pair || reads_it, "{x} against {o}: {broken}");
-            if is_the_pair {
+            assert_breaks_at(&broken, x, o);
+            if (broken.mover, broken.opponent) == (x, o) {
                 assert_eq!(broken.value, "P(win)");
                 assert!((broken.recomputed - recomputed).abs() < 1e-9, "{broken}");
             }
