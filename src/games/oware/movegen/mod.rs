@@ -154,10 +154,21 @@ mod cpu {
         name[..4].copy_from_slice(&vendor.ebx.to_le_bytes());
         name[4..8].copy_from_slice(&vendor.edx.to_le_bytes());
         name[8..].copy_from_slice(&vendor.ecx.to_le_bytes());
-        if &name != b"AuthenticAMD" && &name != b"HygonGenuine" {
+        slow_pext(&name, __cpuid(1).eax)
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn has_slow_pext() -> bool {
+        false
+    }
+
+    /// The rule of [`has_slow_pext`], from the CPU's vendor string and its
+    /// signature (`cpuid` leaf 1, `eax`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub fn slow_pext(vendor: &[u8; 12], signature: u32) -> bool {
+        if vendor != b"AuthenticAMD" && vendor != b"HygonGenuine" {
             return false;
         }
-        let signature = __cpuid(1).eax;
         let base_family = (signature >> 8) & 0xf;
         let family = if base_family == 0xf {
             base_family + ((signature >> 20) & 0xff)
@@ -166,9 +177,38 @@ mod cpu {
         };
         family == 0x17 || family == 0x18
     }
+}
 
-    #[cfg(not(target_arch = "x86_64"))]
-    pub fn has_slow_pext() -> bool {
-        false
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pext` counts as slow on AMD's and Hygon's families 0x17 and 0x18
+    /// alone (signatures of real parts).
+    #[test]
+    fn pext_is_slow_on_amd_families_17_and_18_only() {
+        for (vendor, signature, slow) in [
+            (b"AuthenticAMD", 0x0080_0f12, true),  // EPYC 7601, Zen 1
+            (b"AuthenticAMD", 0x0083_0f10, true),  // EPYC 7742, Zen 2
+            (b"HygonGenuine", 0x0090_0f01, true),  // Dhyana, family 0x18
+            (b"AuthenticAMD", 0x00a0_0f11, false), // EPYC 7763, Zen 3
+            (b"AuthenticAMD", 0x0060_0f20, false), // family 0x15
+            (b"GenuineIntel", 0x0005_0654, false), // Xeon, Skylake-SP
+            (b"GenuineIntel", 0x0080_0f12, false), // an AMD signature, not AMD
+        ] {
+            assert_eq!(cpu::slow_pext(vendor, signature), slow, "{signature:#x}");
+        }
+    }
+
+    /// `auto` takes BMI2 exactly where this CPU has it and `pext` is fast.
+    #[test]
+    fn auto_takes_bmi2_where_pext_is_fast() {
+        let fast = cpu::has_bmi2() && !cpu::has_slow_pext();
+        let expected = if fast {
+            MoveGenKind::Bmi2
+        } else {
+            MoveGenKind::Scalar
+        };
+        assert_eq!(MoveGen::auto().kind(), expected);
     }
 }
