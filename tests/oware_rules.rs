@@ -4,6 +4,7 @@
 //! owning 0-5, sowing in the order 0, 1, ..., 11, 0, ... Each case shows the
 //! sowing and capture arithmetic in a comment.
 
+use endbook::games::oware::rules::no_move_score;
 use endbook::games::oware::{
     generate, legal_moves, play, Board, GenerateOptions, OwareBook, ParseBoardError,
 };
@@ -188,6 +189,10 @@ fn the_last_seed_of_a_lap_can_capture() {
     // (3), captured. House 4 (2) is own side, so only 3 is taken, of 13.
     check_move("0 0 0 0 0 23 0 0 0 0 0 0", 5, 3, "2 2 2 2 2 0 0 2 2 2 2 2");
 
+    // 11 seeds from house 0: exactly one lap, the last seed in house 11
+    // (1+1 = 2), captured; house 10 holds 1: stop. 2 of the opponent's 7.
+    check_move("11 0 0 0 0 0 0 0 0 0 0 1", 0, 2, "0 1 1 1 1 1 1 1 1 1 1 0");
+
     // 22 seeds from house 0: exactly two laps, the last seed in house 11 (2).
     // Backwards 11, 10, ..., 6 all hold 2: 12 = all the opponent's seeds, a
     // grand slam: nothing is captured.
@@ -225,6 +230,7 @@ fn a_player_who_cannot_feed_scores_their_own_seeds() {
     let text = "1 1 0 2 0 0 0 0 0 0 0 0";
     let b = board(text);
     assert_eq!(legal_houses(text), Vec::<usize>::new());
+    assert_eq!(no_move_score(&b), 4);
     for house in 0..6 {
         assert_eq!(play(&b, house), None);
     }
@@ -258,6 +264,7 @@ fn an_empty_own_side_has_no_move_and_scores_nothing() {
     assert_eq!(b.own_seeds(), 0);
     assert_eq!(b.opponent_seeds(), 6);
     assert_eq!(legal_houses(text), Vec::<usize>::new());
+    assert_eq!(no_move_score(&b), 0);
     for turns in [1, 50, 200] {
         assert_eq!(value(text, turns), 0);
         assert!(book().analyse(&b, turns).unwrap().moves.is_empty());
