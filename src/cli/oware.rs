@@ -392,9 +392,10 @@ const SERIAL_SHARE: f64 = 0.22;
 /// A run's own time, whatever its size, on the Intel Xeon's scale (the
 /// thread pool's start, the kernel trials, the book's sync and rename):
 /// taken as serial. The fit per board leaves it out, as it was made on 12
-/// seeds and more; on the AMD EPYC of family 23, whose run sweeps of 12 to 16 seeds took
-/// 1.51 to 1.66 times the fit, those of 8, 9, 10 and 11 seeds took 0.029,
-/// 0.041, 0.033 and 0.107 s more than 1.6 times it (0.058 to 0.49 s in all).
+/// seeds and more; on the AMD EPYC of family 23, whose run sweeps of 12 to
+/// 16 seeds took 1.51 to 1.66 times the fit, those of 8, 9, 10 and 11 seeds
+/// took 0.029, 0.041, 0.033 and 0.107 s more than 1.6 times it (0.058 to
+/// 0.49 s in all).
 const RUN_SECONDS: f64 = 0.02;
 
 /// Whether books with this turn limit store every layer.
@@ -505,10 +506,10 @@ impl Estimate {
 }
 
 /// How many times as long as run sweeps the sweeps `mode` take, at 12 seeds
-/// and for each seed more: `(at_12, per_seed)`. For cache sweeps, fitted to runs of 12
-/// to 16 seeds timed side by side with run sweeps on a 2-core AMD EPYC of
-/// CPU family 23 (Zen 1; 2 threads, medians of three, one run at 15 and 16
-/// seeds; the seconds of run sweeps in the first row). So they share
+/// and for each seed more: `(at_12, per_seed)`. For cache sweeps, fitted to
+/// runs of 12 to 16 seeds timed side by side with run sweeps on a 2-core AMD
+/// EPYC of CPU family 23 (Zen 1; 2 threads, medians of three, one run at 15
+/// and 16 seeds; the seconds of run sweeps in the first row). So they share
 /// the run sweeps' fit, made on the Intel Xeon, and its error on another
 /// machine. Measured, against the fit:
 ///
